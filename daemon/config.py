@@ -1,0 +1,185 @@
+"""Configuration: defaults < user file < repository file < environment.
+
+The repository file is ``.troupe.toml`` at the repository root, or ``[tool.troupe]`` in
+``pyproject.toml``; the user file is ``~/.config/troupe/config.toml``. Environment variables
+(``TROUPE_MODEL``, ``TROUPE_API_BASE``, ``TROUPE_API_KEY``, ...) win over both.
+
+Example ``.troupe.toml``::
+
+    [model]
+    default = "openai/gpt-4o-mini"
+    timeout = 60
+    [model.roles]
+    reviewer = "anthropic/claude-sonnet-4-5"
+    [budget]
+    tokens = 200000
+    dollars = 0.50
+    [review]
+    on_save = true
+    [test]
+    command = "pytest -q"
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from daemon.paths import user_config_path
+
+
+class ConfigError(ValueError):
+    """A configuration file or variable is wrong; the message names the file and the key."""
+
+
+class Secret(str):
+    """A string that never shows itself in ``repr``/``str`` formatting of containers or logs."""
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    def reveal(self) -> str:
+        return str.__str__(self)
+
+
+@dataclass
+class ModelSettings:
+    default: str | None = None
+    api_base: str | None = None
+    api_key: Secret | None = field(default=None, repr=False)
+    roles: dict[str, str] = field(default_factory=dict)
+    timeout: float = 120.0
+    max_retries: int = 4
+    backoff_base: float = 0.5
+    backoff_max: float = 20.0
+    concurrency: int = 4
+    context_window: int = 16384
+
+    def for_role(self, role: str | None) -> str | None:
+        if role and role in self.roles:
+            return self.roles[role]
+        return self.default
+
+
+@dataclass
+class BudgetSettings:
+    tokens: int | None = None
+    dollars: float | None = None
+
+
+@dataclass
+class Settings:
+    model: ModelSettings = field(default_factory=ModelSettings)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
+    review_on_save: bool = True
+    test_on_save: bool = False
+    test_command: str | None = None
+    sources: list[str] = field(default_factory=list)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+
+
+def repo_config(root: Path) -> tuple[dict[str, Any], str | None]:
+    """The repository's Troupe table and the file it came from (``None`` when there is none)."""
+    dotfile = root / ".troupe.toml"
+    if dotfile.is_file():
+        return _read_toml(dotfile), str(dotfile)
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        table = _read_toml(pyproject).get("tool", {}).get("troupe")
+        if isinstance(table, dict):
+            return table, f"{pyproject} [tool.troupe]"
+    return {}, None
+
+
+def _expect(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(value, kind) or (kind in (int, float) and isinstance(value, bool)):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise ConfigError(f"{where}: expected {names}, got {value!r}")
+    return value
+
+
+def _apply(settings: Settings, data: dict[str, Any], source: str) -> None:
+    model = data.get("model", {})
+    if isinstance(model, str):
+        model = {"default": model}
+    _expect(model, dict, f"{source}: [model]")
+    m = settings.model
+    for key, kind in (("default", str), ("api_base", str), ("timeout", (int, float)),
+                      ("max_retries", int), ("backoff_base", (int, float)), ("backoff_max", (int, float)),
+                      ("concurrency", int), ("context_window", int)):
+        if key in model:
+            setattr(m, key, _expect(model[key], kind, f"{source}: model.{key}"))
+    if "api_key" in model:
+        m.api_key = Secret(_expect(model["api_key"], str, f"{source}: model.api_key"))
+    roles = _expect(model.get("roles", {}), dict, f"{source}: [model.roles]")
+    for role, name in roles.items():
+        m.roles[role] = _expect(name, str, f"{source}: model.roles.{role}")
+
+    budget = _expect(data.get("budget", {}), dict, f"{source}: [budget]")
+    if "tokens" in budget:
+        settings.budget.tokens = _expect(budget["tokens"], int, f"{source}: budget.tokens")
+    if "dollars" in budget:
+        settings.budget.dollars = float(_expect(budget["dollars"], (int, float), f"{source}: budget.dollars"))
+
+    review = _expect(data.get("review", {}), dict, f"{source}: [review]")
+    if "on_save" in review:
+        settings.review_on_save = _expect(review["on_save"], bool, f"{source}: review.on_save")
+    test = _expect(data.get("test", {}), dict, f"{source}: [test]")
+    if "on_save" in test:
+        settings.test_on_save = _expect(test["on_save"], bool, f"{source}: test.on_save")
+    if "command" in test:
+        settings.test_command = _expect(test["command"], str, f"{source}: test.command")
+    settings.sources.append(source)
+
+
+def _env_number(name: str, kind: type) -> Any:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        return kind(raw)
+    except ValueError as exc:
+        raise ConfigError(f"environment variable {name}={raw!r} is not a valid {kind.__name__}") from exc
+
+
+def load_settings(root: Path | None = None, *, env: bool = True) -> Settings:
+    """Settings for a repository root (or only user-wide ones when ``root`` is None)."""
+    settings = Settings()
+    user = user_config_path()
+    if user.is_file():
+        _apply(settings, _read_toml(user), str(user))
+    if root is not None:
+        data, source = repo_config(Path(root))
+        if source:
+            _apply(settings, data, source)
+    if env:
+        m = settings.model
+        m.default = os.environ.get("TROUPE_MODEL") or m.default
+        m.api_base = os.environ.get("TROUPE_API_BASE") or m.api_base
+        if os.environ.get("TROUPE_API_KEY"):
+            m.api_key = Secret(os.environ["TROUPE_API_KEY"])
+        for name, attr, kind in (("TROUPE_LLM_TIMEOUT", "timeout", float),
+                                 ("TROUPE_LLM_RETRIES", "max_retries", int),
+                                 ("TROUPE_LLM_CONCURRENCY", "concurrency", int)):
+            value = _env_number(name, kind)
+            if value is not None:
+                setattr(m, attr, value)
+        tokens = _env_number("TROUPE_BUDGET_TOKENS", int)
+        dollars = _env_number("TROUPE_BUDGET_DOLLARS", float)
+        if tokens is not None:
+            settings.budget.tokens = tokens
+        if dollars is not None:
+            settings.budget.dollars = dollars
+    return settings
