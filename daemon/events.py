@@ -21,7 +21,7 @@ class EventKind(StrEnum):
     QUESTION = "question"            # data: {"question_id": str, "text": str, "to": "instructor" | "human"}
     ANSWER = "answer"                # data: {"question_id": str, "text": str, "by": role | "human"}
     TOOL_RUN = "tool_run"            # data: {"tool": "pytest"|"ruff"|..., "ok": bool, "summary": str, ...}
-    USAGE = "usage"                  # data: {"model", "prompt_tokens", "completion_tokens", "cost", "total_tokens", "total_cost"}
+    USAGE = "usage"                  # data: {"model", "prompt_tokens", "completion_tokens", "cost", "total_*"}
     CODE_STATE = "code_state"        # data: {"index", "hash", "files": [...], "instruction": str}
     CHANGE_PROPOSED = "change_proposed"  # data: {"change_id", "files": [...], "diff": str}
     FINDING = "finding"              # data: one finding as a dict

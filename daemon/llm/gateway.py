@@ -1,0 +1,307 @@
+"""The one door to language models: every agent call goes through :meth:`Gateway.complete`.
+
+It wraps litellm's ``acompletion`` with what a daily tool needs: a model per role, retries with
+exponential backoff and jitter (honouring ``Retry-After``), a per-call timeout, a global
+concurrency limit, usage and cost per job (unknown or local models cost 0), per-job budgets,
+and secrets kept out of every message. litellm is imported on first use, never at start-up.
+
+    gateway = Gateway(load_settings(root).model, on_usage=store_usage)
+    reply = await gateway.complete([{"role": "user", "content": "hi"}], role="reviewer",
+                                   job_id=job.id, budget=Budget(tokens=50_000))
+    print(reply.text, reply.usage.total_tokens, reply.usage.cost)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import os
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from daemon.config import ModelSettings
+from daemon.llm.budget import Budget, Usage
+from daemon.llm.errors import LLMBadResponse, LLMError, LLMNotConfigured, LLMUnavailable
+from daemon.redact import redact, register_secret
+
+log = logging.getLogger("troupe.llm")
+
+UsageSink = Callable[[str | None, str | None, str, Usage], Awaitable[None] | None]
+"""Called after every successful call with (job_id, role, model, usage)."""
+DeltaSink = Callable[[str], Awaitable[None] | None]
+
+_RETRY_AFTER_CAP = 60.0  # a provider asking us to wait longer than this is treated as unavailable
+
+
+@dataclass
+class Completion:
+    text: str
+    model: str
+    usage: Usage
+    finish_reason: str | None
+    seconds: float
+    attempts: int
+
+
+def import_litellm() -> Any:
+    """Import litellm with its network look-ups switched off (it is slow: call it off the hot path)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    return litellm
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds the provider asked us to wait, from the exception's response headers."""
+    candidates = [getattr(exc, "litellm_response_headers", None)]
+    response = getattr(exc, "response", None)
+    candidates.append(getattr(response, "headers", None))
+    for headers in candidates:
+        if not headers:
+            continue
+        try:
+            value = headers.get("retry-after") or headers.get("Retry-After")
+        except AttributeError:
+            continue
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except (TypeError, ValueError):
+            try:
+                return max(0.0, parsedate_to_datetime(str(value)).timestamp() - time.time())
+            except (TypeError, ValueError):
+                continue
+    return None
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+class Gateway:
+    def __init__(
+        self,
+        settings: ModelSettings,
+        *,
+        on_usage: UsageSink | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.settings = settings
+        self.on_usage = on_usage
+        self._sleep = sleep
+        self._slots = asyncio.Semaphore(max(1, settings.concurrency))
+        if settings.api_key:
+            register_secret(settings.api_key.reveal())
+
+    def model_for(self, role: str | None = None, override: str | None = None) -> str:
+        model = override or self.settings.for_role(role)
+        if not model:
+            raise LLMNotConfigured(
+                "no model is configured: set TROUPE_MODEL to a litellm model string "
+                "(for example openai/gpt-4o-mini, anthropic/claude-sonnet-4-5, ollama/qwen2.5-coder) "
+                "or [model] default in .troupe.toml"
+            )
+        return model
+
+    async def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        role: str | None = None,
+        model: str | None = None,
+        job_id: str | None = None,
+        budget: Budget | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stream: bool = False,
+        on_delta: DeltaSink | None = None,
+        timeout: float | None = None,
+    ) -> Completion:
+        """One chat completion, retried on transient failures. Raises :class:`LLMError` subclasses."""
+        if not messages:
+            raise ValueError("complete() needs at least one message")
+        name = self.model_for(role, model)
+        if budget is not None:
+            budget.check()
+        litellm = await asyncio.to_thread(import_litellm)
+        kwargs: dict[str, Any] = {
+            "model": name,
+            "messages": messages,
+            "timeout": timeout or self.settings.timeout,
+            "num_retries": 0,  # retries are ours: bounded, with backoff and Retry-After
+            "max_retries": 0,
+        }
+        if self.settings.api_base:
+            kwargs["api_base"] = self.settings.api_base
+        if self.settings.api_key:
+            kwargs["api_key"] = self.settings.api_key.reveal()
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+
+        started = time.monotonic()
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                async with self._slots:
+                    text, finish, usage = await asyncio.wait_for(
+                        self._call(litellm, kwargs, stream, on_delta),
+                        timeout=kwargs["timeout"] + 5.0,  # a stream that stalls past litellm's own timeout
+                    )
+                break
+            except (asyncio.CancelledError, LLMNotConfigured):
+                raise
+            except Exception as exc:  # classified below; nothing is swallowed
+                retryable, reason = self._classify(litellm, exc)
+                if not retryable:
+                    raise LLMError(f"model {name} refused the request: {reason}") from None
+                if attempts > self.settings.max_retries:
+                    raise LLMUnavailable(
+                        f"model {name} failed {attempts} times, last: {reason}; check the provider "
+                        "or raise [model] max_retries / timeout"
+                    ) from None
+                delay = self._backoff(attempts, _retry_after(exc))
+                if delay is None:
+                    raise LLMUnavailable(
+                        f"model {name} asked to wait more than {_RETRY_AFTER_CAP:.0f}s ({reason})"
+                    ) from None
+                log.warning("model %s: %s; retry %d in %.2fs", name, reason, attempts, delay)
+                await self._sleep(delay)
+
+        usage.cost = self._cost(litellm, name, usage)
+        if budget is not None:
+            budget.charge(usage)
+        if self.on_usage is not None:
+            result = self.on_usage(job_id, role, name, usage)
+            if inspect.isawaitable(result):
+                await result
+        return Completion(text=text, model=name, usage=usage, finish_reason=finish,
+                          seconds=time.monotonic() - started, attempts=attempts)
+
+    async def _call(self, litellm: Any, kwargs: dict[str, Any], stream: bool,
+                    on_delta: DeltaSink | None) -> tuple[str, str | None, Usage]:
+        if not stream:
+            response = await litellm.acompletion(**kwargs)
+            try:
+                choice = response.choices[0]
+                text = choice.message.content or ""
+                finish = choice.finish_reason
+            except (AttributeError, IndexError, TypeError) as exc:
+                raise LLMBadResponse(f"reply has no choices/message: {str(response)[:200]}") from exc
+            u = getattr(response, "usage", None)
+            usage = Usage(getattr(u, "prompt_tokens", 0) or 0, getattr(u, "completion_tokens", 0) or 0)
+            if not usage.total_tokens:
+                usage = self._estimate(litellm, kwargs, text)
+            return text, finish, usage
+
+        parts: list[str] = []
+        finish = None
+        usage = Usage()
+        response = await litellm.acompletion(**kwargs, stream=True, stream_options={"include_usage": True})
+        async for chunk in response:
+            u = getattr(chunk, "usage", None)
+            if u is not None and getattr(u, "total_tokens", 0):
+                usage = Usage(u.prompt_tokens or 0, u.completion_tokens or 0)
+            if not getattr(chunk, "choices", None):
+                continue
+            choice = chunk.choices[0]
+            finish = getattr(choice, "finish_reason", None) or finish
+            delta = getattr(getattr(choice, "delta", None), "content", None)
+            if delta:
+                parts.append(delta)
+                if on_delta is not None:
+                    result = on_delta(delta)
+                    if inspect.isawaitable(result):
+                        await result
+        text = "".join(parts)
+        if finish is None:
+            raise LLMBadResponse("the stream ended without a finish reason (connection cut mid-reply)")
+        if not usage.total_tokens:
+            usage = self._estimate(litellm, kwargs, text)
+        return text, finish, usage
+
+    @staticmethod
+    def _estimate(litellm: Any, kwargs: dict[str, Any], text: str) -> Usage:
+        """Token counts when the provider sent none (bundled tokenizer, offline)."""
+        try:
+            prompt = litellm.token_counter(model=kwargs["model"], messages=kwargs["messages"])
+            completion = litellm.token_counter(model=kwargs["model"], text=text) if text else 0
+        except Exception:
+            prompt = sum(len(m.get("content") or "") for m in kwargs["messages"]) // 4
+            completion = len(text) // 4
+        return Usage(int(prompt), int(completion))
+
+    def _cost(self, litellm: Any, model: str, usage: Usage) -> float:
+        """Dollars for this call; 0 for local, self-hosted or unpriced models, never an exception."""
+        if self.settings.api_base and model.startswith(("openai/", "hosted_vllm/", "ollama", "llamafile")):
+            return 0.0 if self._is_local(self.settings.api_base) else self._price(litellm, model, usage)
+        return self._price(litellm, model, usage)
+
+    @staticmethod
+    def _is_local(api_base: str) -> bool:
+        return any(host in api_base for host in ("127.0.0.1", "localhost", "[::1]", "0.0.0.0"))
+
+    @staticmethod
+    def _price(litellm: Any, model: str, usage: Usage) -> float:
+        try:
+            prompt_cost, completion_cost = litellm.cost_per_token(
+                model=model, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
+            )
+            return float(prompt_cost + completion_cost)
+        except Exception:
+            return 0.0
+
+    @staticmethod
+    def _classify(litellm: Any, exc: BaseException) -> tuple[bool, str]:
+        """(retryable, a short reason a person can read)."""
+        reason = redact(f"{type(exc).__name__}: {exc}")[:300]
+        if isinstance(exc, LLMBadResponse | asyncio.TimeoutError):
+            return True, reason
+        if isinstance(exc, litellm.ContextWindowExceededError):
+            return False, "the prompt is larger than the model's context window"
+        if isinstance(exc, litellm.AuthenticationError):
+            return False, "the provider rejected the API key (check TROUPE_API_KEY or the provider's variable)"
+        if isinstance(exc, litellm.NotFoundError):
+            return False, f"the model or endpoint does not exist ({reason})"
+        retry_types = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
+                       litellm.InternalServerError, litellm.ServiceUnavailableError)
+        if isinstance(exc, retry_types):
+            return True, reason
+        status = _status(exc)
+        if status is not None and (status == 429 or status >= 500):
+            return True, reason
+        if isinstance(exc, litellm.BadRequestError | litellm.APIError) and status in (400, 401, 403, 404, 422):
+            return False, reason
+        if isinstance(exc, ValueError | KeyError | TypeError | AttributeError):
+            return True, f"malformed reply ({reason})"
+        return isinstance(exc, litellm.APIError | OSError), reason
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float | None:
+        if retry_after is not None:
+            return None if retry_after > _RETRY_AFTER_CAP else retry_after + random.uniform(0, 0.1)
+        base = min(self.settings.backoff_max, self.settings.backoff_base * 2 ** (attempt - 1))
+        return base * random.uniform(0.5, 1.0)
+
+
+async def check_model(settings: ModelSettings, timeout: float = 20.0) -> tuple[bool, str]:
+    """Ask the configured model for one word; (ok, what happened) for ``troupe doctor``."""
+    probe = ModelSettings(**{**settings.__dict__, "max_retries": 0, "timeout": timeout})
+    try:
+        reply = await Gateway(probe).complete(
+            [{"role": "user", "content": "Reply with the single word: ready"}], max_tokens=8
+        )
+    except LLMError as exc:
+        return False, str(exc)
+    return True, f"{reply.model} answered in {reply.seconds:.2f}s ({reply.usage.total_tokens} tokens)"
