@@ -1,0 +1,105 @@
+"""``troupe doctor``: is everything Troupe needs in place? One line per check, or JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import sqlite3
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+
+from daemon import paths
+from daemon.config import ConfigError, load_settings
+
+KEY_LIBRARIES = ("litellm", "pygls", "lsprotocol", "slack-bolt", "slack-sdk", "aiohttp", "sqlite-utils",
+                 "watchdog", "pathspec", "ruff")
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+def _versions() -> Check:
+    found, missing = [], []
+    for name in KEY_LIBRARIES:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    detail = ", ".join(found) + (f"; missing: {', '.join(missing)}" if missing else "")
+    runtime = f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}"
+    return Check("libraries", not missing, f"{runtime}, {detail}")
+
+
+def _database() -> Check:
+    db = paths.database_path()
+    if not db.exists():
+        return Check("database", True, f"{db} (not created yet; the daemon creates it on first start)")
+    try:
+        from storage import Store
+
+        store = Store.open(db)
+        try:
+            return Check("database", True, f"{db}, schema version {store.schema_version()}")
+        finally:
+            store.close()
+    except Exception as exc:
+        return Check("database", False, f"{db}: {exc}")
+
+
+def _daemon() -> Check:
+    sock = paths.socket_path()
+    if not sock.exists():
+        return Check("daemon", True, f"not running (socket {sock} absent); start it with `troupe up`")
+    mode = oct(sock.stat().st_mode & 0o777)
+    try:
+        import socket
+
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.settimeout(2)
+            conn.connect(str(sock))
+    except OSError as exc:
+        return Check("daemon", False, f"socket {sock} exists but does not answer ({exc.strerror}); "
+                     "remove it or run `troupe up`")
+    return Check("daemon", mode == "0o600", f"listening on {sock} (mode {mode})")
+
+
+def _model(check_live: bool) -> Check:
+    try:
+        settings = load_settings(Path.cwd())
+    except ConfigError as exc:
+        return Check("model", False, str(exc))
+    model = settings.model
+    if not model.default:
+        return Check("model", False, "no model configured: set TROUPE_MODEL (any litellm model string), "
+                     "optionally TROUPE_API_BASE / TROUPE_API_KEY")
+    where = f" at {model.api_base}" if model.api_base else ""
+    if not check_live:
+        return Check("model", True, f"{model.default}{where} (not contacted)")
+    from daemon.llm.gateway import check_model
+
+    ok, detail = asyncio.run(check_model(model, timeout=20))
+    return Check("model", ok, f"{model.default}{where}: {detail}")
+
+
+def run_doctor(*, json_output: bool = False, check_model: bool = True) -> int:
+    checks = [
+        Check("home", True, f"TROUPE_HOME={paths.troupe_home()}"
+              + (" (from the environment)" if os.environ.get("TROUPE_HOME") else "")),
+        _model(check_model),
+        _database(),
+        _daemon(),
+        _versions(),
+    ]
+    if json_output:
+        print(json.dumps([asdict(c) for c in checks], indent=2))
+    else:
+        for c in checks:
+            print(f"{'ok ' if c.ok else 'FAIL'} {c.name:<10} {c.detail}")
+    return 0 if all(c.ok for c in checks) else 1
