@@ -1,0 +1,104 @@
+"""Tokens, cost and time per phase and per job, and the one place the engine calls the model.
+
+The engine's own time is the wall time minus the time spent inside gateway calls (waiting for
+the model, retries included): that is what ``bench/engine.py`` reports per agent turn.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from daemon.agents.model import Role
+from daemon.events import EventKind
+from daemon.llm.budget import Budget
+from daemon.llm.gateway import Completion, Gateway
+
+
+@dataclass
+class Tally:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    model_seconds: float = 0.0  # inside gateway calls
+    seconds: float = 0.0        # wall time
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def engine_seconds(self) -> float:
+        return max(0.0, self.seconds - self.model_seconds)
+
+    def add(self, completion: Completion, seconds: float) -> None:
+        self.calls += 1
+        self.prompt_tokens += completion.usage.prompt_tokens
+        self.completion_tokens += completion.usage.completion_tokens
+        self.cost += completion.usage.cost
+        self.model_seconds += seconds
+
+    def merge(self, other: Tally) -> None:
+        for name in ("calls", "prompt_tokens", "completion_tokens", "cost", "model_seconds", "seconds"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["tokens"] = self.tokens
+        out["engine_seconds"] = round(self.engine_seconds, 6)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Tally:
+        return cls(**{k: data[k] for k in ("calls", "prompt_tokens", "completion_tokens", "cost",
+                                           "model_seconds", "seconds") if k in data})
+
+
+@dataclass
+class PhaseStats:
+    phase: str
+    cycle: int | None
+    tally: Tally = field(default_factory=Tally)
+    started: float = field(default_factory=time.monotonic)
+
+    def finish(self) -> None:
+        self.tally.seconds = time.monotonic() - self.started
+
+
+class Meter:
+    """Calls the model for the engine, charging the job's budget and counting usage."""
+
+    def __init__(self, gateway: Gateway, emit: Any, *, job_id: str | None, budget: Budget | None) -> None:
+        self.gateway, self._emit = gateway, emit
+        self.job_id, self.budget = job_id, budget
+        self.job = Tally()
+        self.phase: PhaseStats | None = None
+        self.phases: list[PhaseStats] = []
+
+    def start_phase(self, name: str, cycle: int | None) -> PhaseStats:
+        self.phase = PhaseStats(name, cycle)
+        self.phases.append(self.phase)
+        return self.phase
+
+    def end_phase(self) -> PhaseStats:
+        assert self.phase is not None
+        self.phase.finish()
+        done, self.phase = self.phase, None
+        return done
+
+    async def speak(self, role: Role, messages: list[dict[str, str]]) -> str:
+        started = time.monotonic()
+        completion = await self.gateway.complete(messages, role=role.name, model=role.model, job_id=self.job_id,
+                                                 budget=self.budget)
+        seconds = time.monotonic() - started
+        self.job.add(completion, seconds)
+        if self.phase is not None:
+            self.phase.tally.add(completion, seconds)
+        await self._emit(EventKind.USAGE, {
+            "model": completion.model, "prompt_tokens": completion.usage.prompt_tokens,
+            "completion_tokens": completion.usage.completion_tokens, "cost": completion.usage.cost,
+            "total_tokens": self.job.tokens, "total_cost": self.job.cost,
+        }, role.name)
+        return completion.text

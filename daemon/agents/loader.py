@@ -1,0 +1,284 @@
+"""Load chains and roles from TOML: the built-in ones, then the repository's ``.troupe/chains/``.
+
+A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examples)::
+
+    name = "ask"
+    description = "Answer a question about the code, citing files and lines."
+
+    [[steps]]
+    tool = "context"
+
+    [[steps]]
+    phase = "answer"
+    instructor = "cto"
+    assistant = "programmer"
+    produces = "answer"
+    template = "Question: {task}\\n\\n{context}\\n\\nAnswer, citing files as path:line."
+
+    [[steps]]
+    loop = "review"
+    until = "finished"          # or tests_pass, no_placeholders
+    max_cycles = 3
+    [[steps.phases]]
+    phase = "review_comment"
+    ...
+
+Roles live in ``roles.toml`` (``[roles.<name>]`` with ``prompt``, optional ``model`` and
+``tools``); a chain file may add its own ``[roles.<name>]`` tables. A repository's files win
+over the built-in ones with the same chain or role name. Every mistake is a
+:class:`ChainError` naming the file, the line and the reason.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from daemon.agents.model import (
+    TEMPLATE_FIELDS,
+    Chain,
+    ChainSet,
+    Loop,
+    Phase,
+    Produces,
+    Role,
+    Step,
+    Tool,
+    ToolName,
+    Until,
+)
+from daemon.agents.toml_lines import line_of
+
+BUILTIN_DIR = Path(__file__).parent / "chains"
+REPO_DIR = Path(".troupe") / "chains"
+ROLES_FILE = "roles.toml"
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PHASE_KEYS = {"phase", "instructor", "assistant", "template", "produces", "max_turns", "marker", "reflect",
+               "max_questions", "ask_human", "file", "max_retries"}
+_LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases"}
+_TOOL_KEYS = {"tool"}
+_ROLE_KEYS = {"prompt", "model", "tools"}
+_CHAIN_KEYS = {"name", "description", "steps", "roles", "start"}
+
+
+class ChainError(ValueError):
+    """A chain or roles file is wrong: ``file:line: reason``."""
+
+    def __init__(self, file: str, line: int, reason: str) -> None:
+        super().__init__(f"{file}:{line}: {reason}")
+        self.file, self.line, self.reason = file, line, reason
+
+
+def placeholders(template: str) -> list[str]:
+    """The ``{names}`` a template uses (other braces, such as JSON examples, are left alone)."""
+    return _PLACEHOLDER.findall(template)
+
+
+class _File:
+    """One TOML file being read: its data, and a way to raise errors at the right line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ChainError(str(path), 1, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        except OSError as exc:
+            raise ChainError(str(path), 1, f"cannot read: {exc.strerror}") from None
+        try:
+            self.data = tomllib.loads(self.text)
+        except tomllib.TOMLDecodeError as exc:
+            line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
+            raise ChainError(str(path), line, f"not valid TOML: {getattr(exc, 'msg', exc)}") from None
+
+    def error(self, where: list[str | int], reason: str) -> ChainError:
+        return ChainError(str(self.path), line_of(self.text, where), reason)
+
+    def expect(self, table: dict[str, Any], key: str, kind: type | tuple[type, ...], where: list[str | int],
+               default: Any = ..., allowed: set[str] | None = None) -> Any:
+        if key not in table:
+            if default is ...:
+                raise self.error(where, f"missing required key {key!r}")
+            return default
+        value = table[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            names = " or ".join(k.__name__ for k in kinds)
+            raise self.error([*where, key], f"{key!r} must be {names}, got {value!r}")
+        if allowed is not None and value not in allowed:
+            raise self.error([*where, key], f"{key} = {value!r} is not one of: {', '.join(sorted(allowed))}")
+        return value
+
+    def no_unknown_keys(self, table: dict[str, Any], known: set[str], where: list[str | int], what: str) -> None:
+        for key in table:
+            if key not in known:
+                raise self.error([*where, key], f"unknown key {key!r} in {what} (expected one of: "
+                                 f"{', '.join(sorted(known))})")
+
+
+def _line_from_message(message: str) -> int:
+    match = re.search(r"line (\d+)", message)
+    return int(match.group(1)) if match else 1
+
+
+def _positive(f: _File, table: dict[str, Any], key: str, where: list[str | int], default: int,
+              minimum: int = 1) -> int:
+    value = f.expect(table, key, int, where, default)
+    if value < minimum:
+        raise f.error([*where, key], f"{key} must be at least {minimum}, got {value}")
+    return value
+
+
+def _roles(f: _File, data: dict[str, Any]) -> dict[str, Role]:
+    table = f.expect(data, "roles", dict, [], {})
+    roles = {}
+    for name, body in table.items():
+        where: list[str | int] = ["roles", name]
+        if not isinstance(body, dict):
+            raise f.error(where, f"role {name!r} must be a table with a 'prompt'")
+        f.no_unknown_keys(body, _ROLE_KEYS, where, f"role {name!r}")
+        prompt = f.expect(body, "prompt", str, where)
+        if not prompt.strip():
+            raise f.error([*where, "prompt"], f"role {name!r} has an empty prompt")
+        model = f.expect(body, "model", str, where, None) or None
+        tools = f.expect(body, "tools", list, where, [])
+        if not all(isinstance(t, str) for t in tools):
+            raise f.error([*where, "tools"], "tools must be a list of strings")
+        roles[name] = Role(name=name, prompt=prompt.strip(), model=model, tools=tuple(tools))
+    return roles
+
+
+def _phase(f: _File, body: dict[str, Any], where: list[str | int]) -> Phase:
+    f.no_unknown_keys(body, _PHASE_KEYS, where, "a phase")
+    name = f.expect(body, "phase", str, where)
+    produces = f.expect(body, "produces", str, where, "decision", allowed={p.value for p in Produces})
+    phase = Phase(
+        name=name,
+        instructor=f.expect(body, "instructor", str, where),
+        assistant=f.expect(body, "assistant", str, where),
+        template=f.expect(body, "template", str, where),
+        produces=Produces(produces),
+        max_turns=_positive(f, body, "max_turns", where, 1),
+        marker=f.expect(body, "marker", str, where, "<INFO>"),
+        reflect=f.expect(body, "reflect", bool, where, produces == "decision"),
+        max_questions=_positive(f, body, "max_questions", where, 2, minimum=0),
+        ask_human=f.expect(body, "ask_human", bool, where, False),
+        file=f.expect(body, "file", str, where, None),
+        max_retries=_positive(f, body, "max_retries", where, 2, minimum=0),
+    )
+    if not phase.template.strip():
+        raise f.error([*where, "template"], f"phase {name!r} has an empty template")
+    if not phase.marker.strip():
+        raise f.error([*where, "marker"], "the termination marker must not be empty")
+    if phase.produces is Produces.DOCUMENT and not phase.file:
+        raise f.error(where, f"phase {name!r} produces a document but names no 'file' to write it to")
+    return phase
+
+
+def _step(f: _File, body: Any, where: list[str | int]) -> Step:
+    if not isinstance(body, dict):
+        raise f.error(where, "a step must be a table")
+    kinds = [k for k in ("phase", "loop", "tool") if k in body]
+    if len(kinds) != 1:
+        raise f.error(where, "a step needs exactly one of 'phase = \"name\"', 'loop = \"name\"' or "
+                      f"'tool = \"name\"' (found {', '.join(kinds) or 'none'})")
+    if kinds[0] == "phase":
+        return _phase(f, body, where)
+    if kinds[0] == "tool":
+        f.no_unknown_keys(body, _TOOL_KEYS, where, "a tool step")
+        return Tool(ToolName(f.expect(body, "tool", str, where, allowed={t.value for t in ToolName})))
+    f.no_unknown_keys(body, _LOOP_KEYS, where, "a loop")
+    name = f.expect(body, "loop", str, where)
+    until = f.expect(body, "until", str, where, allowed={u.value for u in Until})
+    phases = f.expect(body, "phases", list, where)
+    if not phases:
+        raise f.error(where, f"loop {name!r} has no phases ([[steps.phases]] tables)")
+    inner = []
+    for i, p in enumerate(phases):
+        if not isinstance(p, dict) or "phase" not in p:
+            raise f.error([*where, "phases", i], f"loop {name!r}: each entry of 'phases' must be a phase table")
+        inner.append(_phase(f, p, [*where, "phases", i]))
+    return Loop(name=name, until=Until(until), phases=tuple(inner),
+                max_cycles=_positive(f, body, "max_cycles", where, 3),
+                stop_word=f.expect(body, "stop_word", str, where, "Finished"))
+
+
+def _chain(f: _File, roles: dict[str, Role]) -> Chain:
+    data = f.data
+    f.no_unknown_keys(data, _CHAIN_KEYS, [], "a chain file")
+    name = f.expect(data, "name", str, [], f.path.stem)
+    local_roles = _roles(f, data)
+    all_roles = {**roles, **local_roles}
+    steps_raw = f.expect(data, "steps", list, [])
+    if not steps_raw:
+        raise f.error([], f"chain {name!r} has no steps ([[steps]] tables)")
+    steps = [_step(f, body, ["steps", i]) for i, body in enumerate(steps_raw)]
+    chain = Chain(name=name, description=f.expect(data, "description", str, [], ""), steps=steps,
+                  roles=all_roles, source=str(f.path),
+                  start=f.expect(data, "start", str, [], "repository", allowed={"repository", "empty"}))
+    _check_references(f, chain)
+    return chain
+
+
+def _check_references(f: _File, chain: Chain) -> None:
+    phase_names = {p.name for p in chain.phases()}
+    seen: set[str] = set()
+    for i, step in enumerate(chain.steps):
+        if isinstance(step, Tool):
+            continue
+        inner = step.phases if isinstance(step, Loop) else (step,)
+        for j, phase in enumerate(inner):
+            where: list[str | int] = ["steps", i, "phases", j] if isinstance(step, Loop) else ["steps", i]
+            if phase.name in seen:
+                raise f.error([*where, "phase"], f"phase name {phase.name!r} is used twice in chain {chain.name!r}")
+            seen.add(phase.name)
+            for key in ("instructor", "assistant"):
+                role = getattr(phase, key)
+                if role not in chain.roles:
+                    raise f.error([*where, key], f"unknown role {role!r} for the {key} of phase {phase.name!r} "
+                                  f"(known roles: {', '.join(sorted(chain.roles))})")
+            for field in placeholders(phase.template):
+                if field not in TEMPLATE_FIELDS and field not in phase_names:
+                    raise f.error([*where, "template"], f"template of phase {phase.name!r} uses unknown field "
+                                  f"{{{field}}} (known: {', '.join(sorted(TEMPLATE_FIELDS))}, or a phase name: "
+                                  f"{', '.join(sorted(phase_names))})")
+
+
+def _read_roles(directory: Path, roles: dict[str, Role]) -> None:
+    path = directory / ROLES_FILE
+    if path.is_file():
+        f = _File(path)
+        f.no_unknown_keys(f.data, {"roles"}, [], "a roles file")
+        roles.update(_roles(f, f.data))
+
+
+def _read_chains(directory: Path, chains: ChainSet) -> None:
+    for path in sorted(directory.glob("*.toml")):
+        if path.name == ROLES_FILE:
+            continue
+        chain = _chain(_File(path), chains.roles)
+        chains.chains[chain.name] = chain
+
+
+def load_chains(repo_root: Path | str | None = None) -> ChainSet:
+    """Built-in chains and roles, overridden and extended by ``<repo_root>/.troupe/chains/``."""
+    chains = ChainSet()
+    directories = [BUILTIN_DIR]
+    if repo_root is not None and (Path(repo_root) / REPO_DIR).is_dir():
+        directories.append(Path(repo_root) / REPO_DIR)
+    for directory in directories:  # all roles first, so a repo role can serve a built-in chain
+        _read_roles(directory, chains.roles)
+    for directory in directories:
+        _read_chains(directory, chains)
+    return chains
+
+
+def load_chain_file(path: Path | str, roles: dict[str, Role] | None = None) -> Chain:
+    """One chain file, checked against the given roles (default: the built-in ones)."""
+    if roles is None:
+        roles = {}
+        _read_roles(BUILTIN_DIR, roles)
+    return _chain(_File(Path(path)), roles)

@@ -1,0 +1,156 @@
+"""Roles, phases, loops and chains: the engine's data model, loaded from TOML (see ``loader``).
+
+A :class:`Chain` is a list of steps. A step is a :class:`Phase` (a dialogue between an
+instructor role and an assistant role), a :class:`Tool` step (run the tests, run the static
+checks, build the repository context) or a :class:`Loop` of phases repeated until a condition
+holds (the reviewer is satisfied, the tests pass, no placeholder is left) or a cycle limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Produces(StrEnum):
+    DECISION = "decision"        # a short conclusion other phases build on
+    DOCUMENT = "document"        # a file written into the workspace (README.md, requirements.txt)
+    CODE = "code"                # edits applied to the scratch copy
+    FINDINGS = "findings"        # structured review comments (JSON)
+    TEST_REPORT = "test_report"  # an explanation of test results
+    ANSWER = "answer"            # the job's answer to a question
+
+
+class Until(StrEnum):
+    FINISHED = "finished"                # the first phase of a cycle concluded with the stop word
+    TESTS_PASS = "tests_pass"            # the test command passes
+    NO_PLACEHOLDERS = "no_placeholders"  # no `pass`/TODO/.../NotImplementedError left in the code
+
+
+class ToolName(StrEnum):
+    TESTS = "tests"                # run the project's tests: fills {test_report} and {test_failures}
+    STATIC_CHECK = "static_check"  # ruff and friends: fills {lint}, adds lint findings
+    CONTEXT = "context"            # repository map + relevant files: fills {context}
+
+
+# Placeholders every template may use, besides the name of any phase of the same chain
+# (which stands for that phase's latest conclusion).
+TEMPLATE_FIELDS: dict[str, str] = {
+    "task": "the user's request or question",
+    "code": "the current code (changed and selected files, within the context budget)",
+    "diff": "the change made so far, as a unified diff",
+    "context": "the repository map and the files relevant to the task",
+    "lint": "issues the static checks already found",
+    "target": "what to review: files or hunks with line numbers",
+    "test_report": "the latest test run's summary",
+    "test_failures": "the latest test run's failures, with their output",
+    "unfinished": "places in the code that are still placeholders",
+    "edit_format": "how to write code edits",
+    "findings_format": "how to write review findings",
+    "files": "the files the user selected",
+}
+
+
+@dataclass(frozen=True)
+class Role:
+    name: str
+    prompt: str
+    model: str | None = None  # a litellm model string; None: the configured model for this role
+    tools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    instructor: str
+    assistant: str
+    template: str
+    produces: Produces = Produces.DECISION
+    max_turns: int = 1
+    marker: str = "<INFO>"
+    reflect: bool = False  # when no conclusion came, extract one from the transcript
+    max_questions: int = 2  # communicative dehallucination: questions the assistant may ask
+    ask_human: bool = False  # questions the instructor cannot answer may go to the human
+    file: str | None = None  # for documents: where the document is written
+    max_retries: int = 2  # code/findings replies that do not parse are sent back this many times
+
+    @property
+    def kind(self) -> str:
+        return "phase"
+
+
+@dataclass(frozen=True)
+class Tool:
+    tool: ToolName
+
+    @property
+    def name(self) -> str:
+        return str(self.tool)
+
+    @property
+    def kind(self) -> str:
+        return "tool"
+
+
+@dataclass(frozen=True)
+class Loop:
+    name: str
+    until: Until
+    phases: tuple[Phase, ...]
+    max_cycles: int = 3
+    stop_word: str = "Finished"
+
+    @property
+    def kind(self) -> str:
+        return "loop"
+
+
+Step = Phase | Tool | Loop
+
+
+@dataclass
+class Chain:
+    name: str
+    description: str
+    steps: list[Step]
+    roles: dict[str, Role]
+    source: str = ""  # the file it came from
+    start: str = "repository"  # "repository": a scratch copy of the repo; "empty": new software
+
+    def phases(self) -> list[Phase]:
+        """Every phase, loops unrolled once, in order."""
+        out: list[Phase] = []
+        for step in self.steps:
+            if isinstance(step, Phase):
+                out.append(step)
+            elif isinstance(step, Loop):
+                out.extend(step.phases)
+        return out
+
+    @property
+    def writes_code(self) -> bool:
+        """Whether the chain needs a scratch copy (it edits files or runs tests there)."""
+        for step in self.steps:
+            if isinstance(step, Tool) and step.tool is ToolName.TESTS:
+                return True
+            if isinstance(step, Loop) and step.until is Until.TESTS_PASS:
+                return True
+            for phase in step.phases if isinstance(step, Loop) else [step]:
+                if isinstance(phase, Phase) and phase.produces in (Produces.CODE, Produces.DOCUMENT):
+                    return True
+        return False
+
+
+@dataclass
+class ChainSet:
+    """The chains and roles available for one repository (built-in, then repo-local)."""
+
+    chains: dict[str, Chain] = field(default_factory=dict)
+    roles: dict[str, Role] = field(default_factory=dict)
+
+    def get(self, name: str) -> Chain:
+        try:
+            return self.chains[name]
+        except KeyError:
+            known = ", ".join(sorted(self.chains)) or "none"
+            raise KeyError(f"no chain named {name!r} (known: {known})") from None
