@@ -1,0 +1,30 @@
+"""Shared fixtures. litellm is pointed at local fakes only; it must never reach the network."""
+
+from __future__ import annotations
+
+import os
+
+# Before anything imports litellm: use the bundled model-cost map instead of fetching it.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from tests.fakes.llm_server import FakeLLM
+
+
+@pytest.fixture
+async def fake_llm() -> AsyncIterator[FakeLLM]:
+    """A started fake OpenAI-compatible server on 127.0.0.1; `fake_llm.litellm_kwargs()` points
+    litellm at it. Stopped after the test."""
+    async with FakeLLM() as llm:
+        yield llm
+
+
+@pytest.fixture
+def fake_llm_env(fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
+    """`fake_llm`, with TROUPE_MODEL / TROUPE_API_BASE / TROUPE_API_KEY pointing at it."""
+    for name, value in fake_llm.env().items():
+        monkeypatch.setenv(name, value)
+    return fake_llm
