@@ -1,4 +1,5 @@
-"""The ``troupe`` command. Sub-commands import what they need lazily so ``--help`` stays fast."""
+"""The ``troupe`` command. Sub-commands import what they need lazily so ``--help`` stays fast:
+nothing here imports aiohttp, litellm or the engine."""
 
 from __future__ import annotations
 
@@ -6,10 +7,88 @@ import argparse
 import sys
 
 
+def _json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _workspace(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-w", "--workspace", metavar="DIR",
+                   help="the repository root (default: the git root above the current folder)")
+
+
+def _follow(p: argparse.ArgumentParser) -> None:
+    _json(p)
+    _workspace(p)
+    p.add_argument("--no-wait", action="store_true", help="print the job id and return at once")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="troupe", description="A virtual software team next to your repository.")
     parser.add_argument("--version", action="version", version="troupe 0.1.0")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("daemon", help="run the daemon in the foreground (logs to stderr and TROUPE_HOME/logs)")
+    sub.add_parser("up", help="start the daemon in the background (reports the running one if there is one)")
+    sub.add_parser("down", help="stop the daemon gracefully (running jobs resume at the next start)")
+    _json(sub.add_parser("status", help="is the daemon running; its jobs and watched workspaces"))
+
+    p = sub.add_parser("ask", help="ask the team: a question, or a change to make (shows live progress)")
+    p.add_argument("prompt", help="what to ask or what to change, in words")
+    p.add_argument("-f", "--file", action="append", default=[], help="a file to focus on (repeatable)")
+    p.add_argument("--kind", choices=["ask", "change", "build"], default="ask",
+                   help="ask (answer only, default), change (propose a diff), build (new software)")
+    p.add_argument("--apply", action="store_true", help="apply the proposed change when the job finishes")
+    _follow(p)
+
+    p = sub.add_parser("review", help="review files now (findings print as they come)")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    _follow(p)
+
+    p = sub.add_parser("test", help="run the tests, explain failures, propose fixes")
+    p.add_argument("files", nargs="*", metavar="FILE", help="files whose tests matter (default: all)")
+    _follow(p)
+
+    p = sub.add_parser("jobs", help="list recent jobs")
+    p.add_argument("--state", help="queued, running, waiting_for_answer, succeeded, failed, cancelled, "
+                                   "active or all (default: all)")
+    p.add_argument("-n", "--limit", type=int, default=20)
+    _json(p)
+
+    p = sub.add_parser("findings", help="open review findings of a workspace or of one file")
+    p.add_argument("file", nargs="?", help="only this file")
+    p.add_argument("--all", action="store_true", help="also dismissed and resolved findings")
+    _workspace(p)
+    _json(p)
+
+    p = sub.add_parser("watch", help="register a workspace, watch it, and print findings as they come")
+    p.add_argument("path", nargs="?", default=".", help="the repository (default: the current folder)")
+    p.add_argument("--no-follow", action="store_true", help="register and return")
+    p.add_argument("--stop", action="store_true", help="stop watching this workspace")
+    _json(p)
+
+    for name, text in (("apply", "apply a proposed change to your files (refused if they changed since)"),
+                       ("discard", "discard a proposed change")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("change_id")
+        _json(p)
+
+    p = sub.add_parser("answer", help="answer the question a waiting job asked")
+    p.add_argument("job_id")
+    p.add_argument("text")
+    p.add_argument("--question", help="the question id (default: the one it is waiting on)")
+    _json(p)
+
+    p = sub.add_parser("cancel", help="cancel a queued or running job")
+    p.add_argument("job_id")
+    _json(p)
+
+    p = sub.add_parser("experience", help="what the team has learnt")
+    exp = p.add_subparsers(dest="experience_command", metavar="ACTION")
+    s = exp.add_parser("search", help="full-text search over past jobs' events and findings")
+    s.add_argument("query", nargs="+")
+    s.add_argument("-n", "--limit", type=int, default=20)
+    _json(s)
+
     doctor = sub.add_parser("doctor", help="check the model, the database, the daemon and library versions")
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     doctor.add_argument("--no-model", action="store_true", help="skip the live model check")
@@ -26,8 +105,15 @@ def main(argv: list[str] | None = None) -> int:
         from daemon.doctor import run_doctor
 
         return run_doctor(json_output=args.json, check_model=not args.no_model)
-    parser.error(f"unknown command {args.command}")
-    return 2
+    if args.command == "daemon":
+        from daemon.service.process import run_foreground
+
+        return run_foreground()
+    if args.command == "experience" and args.experience_command is None:
+        parser.parse_args(["experience", "--help"])
+    from daemon.cli.commands import run_command
+
+    return run_command(args)
 
 
 if __name__ == "__main__":

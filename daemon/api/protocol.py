@@ -1,0 +1,395 @@
+"""The daemon API, written down once: every request, response and streamed event.
+
+The CLI, the language server and the Slack bot speak to the daemon only through
+:mod:`daemon.client`, which speaks only these types. Each type is a dataclass with
+``to_json()`` and ``from_json(data)``; ``from_json`` validates and raises
+:class:`ProtocolError` with a message a person can act on (the server answers it as 400).
+
+Routes (all under ``/v1``; errors are ``{"error": {"code", "message"}}``)::
+
+    GET    /v1/health                      -> Health
+    GET    /v1/metrics                     -> Metrics
+    POST   /v1/jobs           SubmitJob    -> JobInfo            (201)
+    GET    /v1/jobs?state=&workspace=&limit= -> JobList
+    GET    /v1/jobs/{id}                   -> JobInfo
+    POST   /v1/jobs/{id}/cancel            -> JobInfo
+    POST   /v1/jobs/{id}/answer  Answer    -> JobInfo
+    GET    /v1/jobs/{id}/events?after=N    -> EventList, or SSE of StreamEvent
+                                              (Accept: text/event-stream; resume with Last-Event-ID)
+    GET    /v1/events?workspace=           -> SSE of StreamEvent for every job and the watcher
+    GET    /v1/changes/{id}                -> ChangeInfo
+    POST   /v1/changes/{id}/apply          -> ChangeInfo         (409 when the files moved on)
+    POST   /v1/changes/{id}/discard        -> ChangeInfo
+    GET    /v1/findings?workspace=&file=&state= -> FindingList
+    POST   /v1/findings/{id}  FindingUpdate -> FindingInfo        (dismiss / reopen / resolve)
+    GET    /v1/workspaces                  -> WorkspaceList
+    POST   /v1/workspaces     RegisterWorkspace -> WorkspaceInfo
+    DELETE /v1/workspaces/{id}             -> WorkspaceInfo
+    GET    /v1/experience/search?q=&limit= -> SearchResults
+    POST   /v1/shutdown                    -> Health             (graceful stop)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, ClassVar, Literal, TypeVar
+
+from daemon.events import EventKind
+
+API_VERSION = 1
+PREFIX = f"/v{API_VERSION}"
+
+JobKind = Literal["ask", "build", "change", "review", "test"]
+JOB_KINDS: tuple[str, ...] = typing.get_args(JobKind)
+JobState = Literal["queued", "running", "waiting_for_answer", "succeeded", "failed", "cancelled"]
+ACTIVE_STATES = ("queued", "running", "waiting_for_answer")
+FINAL_STATES = ("succeeded", "failed", "cancelled")
+PriorityName = Literal["interactive", "normal", "background"]
+# A person waiting beats a background review: higher runs first.
+PRIORITIES: dict[str, int] = {"interactive": 20, "normal": 10, "background": 0}
+Severity = Literal["critical", "major", "minor", "info"]
+FindingState = Literal["open", "dismissed", "resolved", "applied"]
+ChangeState = Literal["proposed", "applied", "discarded"]
+
+WATCH_EVENT = "watch"
+"""Stream-only kind for the watcher: data ``{workspace, action: queued|skipped|capped|polling, files, reason}``."""
+STREAM_KINDS = frozenset({k.value for k in EventKind} | {WATCH_EVENT})
+
+
+class ProtocolError(ValueError):
+    """A request the daemon cannot accept; ``status`` and ``code`` become the HTTP error answer."""
+
+    def __init__(self, message: str, *, status: int = 400, code: str = "bad_request") -> None:
+        super().__init__(message)
+        self.message, self.status, self.code = message, status, code
+
+
+T = TypeVar("T", bound="Message")
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+          dict: "an object", list: "a list"}
+
+
+def _check(value: Any, tp: Any, where: str) -> Any:
+    """Validate (and lightly convert) one JSON value against a type hint."""
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(tp)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _check(value, option, where)
+            except ProtocolError as exc:
+                errors.append(exc.message)
+        raise ProtocolError(errors[0] if len(errors) == 1 else f"{where}: {value!r} is not valid")
+    if origin is Literal:
+        allowed = typing.get_args(tp)
+        if value not in allowed:
+            raise ProtocolError(f"{where}: {value!r} is not one of {', '.join(map(repr, allowed))}")
+        return value
+    if origin is list:
+        if not isinstance(value, list):
+            raise ProtocolError(f"{where}: expected a list, got {_json_type(value)}")
+        (item,) = typing.get_args(tp) or (Any,)
+        return [_check(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict or tp is dict:
+        if not isinstance(value, dict):
+            raise ProtocolError(f"{where}: expected an object, got {_json_type(value)}")
+        args = typing.get_args(tp)
+        return {k: _check(v, args[1], f"{where}.{k}") for k, v in value.items()} if args else value
+    if isinstance(tp, type) and issubclass(tp, Message):
+        return tp.from_json(value, where=where)
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if tp in _NAMES:
+        if not isinstance(value, tp) or (tp is int and isinstance(value, bool)):
+            raise ProtocolError(f"{where}: expected {_NAMES[tp]}, got {_json_type(value)}")
+        return value
+    raise TypeError(f"protocol: unsupported type hint {tp!r} at {where}")  # a bug in this module
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: f"the string {str(value)[:40]!r}",
+            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+class Message:
+    """Base of every protocol type: strict ``from_json`` (unknown fields refused), plain ``to_json``."""
+
+    _max_lengths: ClassVar[dict[str, int]] = {}
+
+    @classmethod
+    def from_json(cls: type[T], data: Any, *, where: str | None = None) -> T:
+        where = where or cls.__name__
+        if not isinstance(data, dict):
+            raise ProtocolError(f"{where}: expected a JSON object, got {_json_type(data)}")
+        hints = _hints(cls)
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ProtocolError(f"{where}: unknown field(s) {', '.join(unknown)}; "
+                                f"known fields are {', '.join(sorted(names))}")
+        values = {}
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            if f.name not in data:
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                    raise ProtocolError(f"{where}: missing required field {f.name!r}")
+                continue
+            values[f.name] = _check(data[f.name], hints[f.name], f"{where}.{f.name}")
+            limit = cls._max_lengths.get(f.name)
+            if limit is not None and isinstance(values[f.name], str | list) and len(values[f.name]) > limit:
+                raise ProtocolError(f"{where}.{f.name}: longer than the limit of {limit:,}", status=413,
+                                    code="too_large")
+        obj = cls(**values)
+        obj.validate()  # type: ignore[attr-defined]
+        return obj
+
+    def validate(self) -> None:
+        """Cross-field rules; raise :class:`ProtocolError`."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)  # type: ignore[call-overload]
+
+
+# ---------------------------------------------------------------- requests
+
+
+@dataclass
+class SubmitJob(Message):
+    """Ask the daemon to do something. ``workspace`` is the repository root (absolute path)."""
+
+    kind: JobKind
+    workspace: str | None = None
+    prompt: str | None = None
+    files: list[str] = field(default_factory=list)
+    priority: PriorityName | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    _max_lengths: ClassVar[dict[str, int]] = {"prompt": 200_000, "files": 1_000}
+
+    def validate(self) -> None:
+        if self.kind in ("ask", "build", "change") and not (self.prompt or "").strip():
+            raise ProtocolError(f"an {self.kind} job needs a prompt: say what the team should do")
+        if self.kind == "review" and not self.files and not self.options.get("diff"):
+            raise ProtocolError("a review job needs files (paths inside the workspace) or options.diff")
+        if self.kind != "build" and self.workspace is None:
+            raise ProtocolError(f"this {self.kind} job needs a workspace: the repository root")
+        if self.workspace is not None and not self.workspace.startswith("/"):
+            raise ProtocolError(f"workspace must be an absolute path, got {self.workspace!r}")
+
+    @property
+    def priority_value(self) -> int:
+        default = "interactive" if self.kind in ("ask", "build", "change") else "normal"
+        return PRIORITIES[self.priority or default]
+
+
+@dataclass
+class Answer(Message):
+    """A person's answer to the question a waiting job asked."""
+
+    text: str
+    question_id: str | None = None
+    _max_lengths: ClassVar[dict[str, int]] = {"text": 100_000}
+
+    def validate(self) -> None:
+        if not self.text.strip():
+            raise ProtocolError("the answer is empty")
+
+
+@dataclass
+class RegisterWorkspace(Message):
+    root: str
+    watch: bool = True
+
+    def validate(self) -> None:
+        if not self.root.startswith("/"):
+            raise ProtocolError(f"root must be an absolute path, got {self.root!r}")
+
+
+@dataclass
+class FindingUpdate(Message):
+    state: FindingState
+    reason: str | None = None
+
+
+# ---------------------------------------------------------------- responses
+
+
+@dataclass
+class Usage(Message):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class Question(Message):
+    question_id: str
+    text: str
+
+
+@dataclass
+class JobInfo(Message):
+    id: str
+    kind: JobKind
+    state: JobState
+    priority: int
+    workspace: str | None = None
+    request: dict[str, Any] = field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    created_at: float | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+    usage: Usage = field(default_factory=Usage)
+    question: Question | None = None
+    last_seq: int = 0
+
+
+@dataclass
+class JobList(Message):
+    jobs: list[JobInfo]
+
+
+@dataclass
+class StreamEvent(Message):
+    """One event of a job (or of the watcher when ``job_id`` is None); ``seq`` orders a job's events."""
+
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+    job_id: str | None = None
+    seq: int | None = None
+    phase: str | None = None
+    role: str | None = None
+    at: float | None = None
+    workspace: str | None = None
+
+    def validate(self) -> None:
+        if self.kind not in STREAM_KINDS:
+            raise ProtocolError(f"unknown event kind {self.kind!r}")
+
+
+@dataclass
+class EventList(Message):
+    events: list[StreamEvent]
+    job_state: JobState | None = None
+
+
+@dataclass
+class ChangeInfo(Message):
+    id: str
+    job_id: str | None
+    state: ChangeState
+    diff: str
+    files: list[str] = field(default_factory=list)
+    edits: Any = None
+    base_hashes: dict[str, str] = field(default_factory=dict)
+    workspace: str | None = None
+
+
+@dataclass
+class FindingInfo(Message):
+    """A review comment; lines and columns are 1-based, ``file`` is workspace-relative."""
+
+    id: int
+    file: str
+    severity: Severity
+    message: str
+    start_line: int
+    start_col: int = 1
+    end_line: int | None = None
+    end_col: int | None = None
+    state: FindingState = "open"
+    rule: str | None = None
+    suggested_fix: str | None = None
+    fingerprint: str | None = None
+    workspace: str | None = None
+    job_id: str | None = None
+
+
+@dataclass
+class FindingList(Message):
+    findings: list[FindingInfo]
+
+
+@dataclass
+class WorkspaceInfo(Message):
+    id: int
+    root: str
+    watching: bool = False
+    watch_mode: str | None = None
+
+
+@dataclass
+class WorkspaceList(Message):
+    workspaces: list[WorkspaceInfo]
+
+
+@dataclass
+class SearchHit(Message):
+    kind: str
+    text: str
+    job_id: str | None = None
+    file: str | None = None
+    score: float | None = None
+
+
+@dataclass
+class SearchResults(Message):
+    query: str
+    hits: list[SearchHit]
+
+
+@dataclass
+class Health(Message):
+    api_version: int
+    version: str
+    pid: int
+    uptime_s: float
+    home: str
+    executor: str
+    jobs: dict[str, int] = field(default_factory=dict)
+    watch: dict[str, Any] = field(default_factory=dict)
+    stopping: bool = False
+
+
+@dataclass
+class Metrics(Message):
+    requests: int
+    jobs_by_state: dict[str, int]
+    jobs_submitted: int
+    events_streamed: int
+    watch_saves_seen: int
+    watch_jobs_started: int
+    watch_files_skipped: int
+
+
+@dataclass
+class ErrorBody(Message):
+    code: str
+    message: str
+
+
+def error_json(code: str, message: str) -> dict[str, Any]:
+    return {"error": ErrorBody(code, message).to_json()}

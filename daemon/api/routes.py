@@ -1,0 +1,326 @@
+"""The daemon API's handlers: one small function per route, each parsing a protocol type in and
+answering a protocol type out. The route table is in :mod:`daemon.api.protocol`'s docstring."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from daemon.api import sse, views
+from daemon.api.protocol import (
+    FINAL_STATES,
+    PREFIX,
+    Answer,
+    EventList,
+    FindingList,
+    FindingUpdate,
+    JobList,
+    Message,
+    Metrics,
+    ProtocolError,
+    RegisterWorkspace,
+    SearchHit,
+    SearchResults,
+    SubmitJob,
+    T,
+    WorkspaceList,
+)
+from daemon.api.state import DAEMON, DaemonState
+from daemon.events import Event, EventKind
+
+routes = web.RouteTableDef()
+
+
+def answer(message: Message, status: int = 200) -> web.Response:
+    return web.json_response(message.to_json(), status=status)
+
+
+async def read_body(request: web.Request, cls: type[T]) -> T:
+    raw = await request.read()  # over client_max_size: HTTPRequestEntityTooLarge -> 413
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"the request body is not valid JSON ({exc}); send a JSON object") from None
+    return cls.from_json(data)
+
+
+def daemon(request: web.Request) -> DaemonState:
+    return request.app[DAEMON]
+
+
+def int_query(request: web.Request, name: str, default: int, *, maximum: int = 10_000) -> int:
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or int(raw) > maximum:
+        raise ProtocolError(f"?{name}= must be an integer from 0 to {maximum}, got {raw!r}")
+    return int(raw)
+
+
+async def job_info(d: DaemonState, job: Any) -> Any:
+    usage = None if job.state.is_terminal else await d.store.job_usage(job.id)
+    return views.job_info(job, workspace=await d.jobs.workspace_root(job.workspace_id), usage=usage,
+                          question=d.jobs.pending_question(job.id) or await _stored_question(d, job))
+
+
+async def _stored_question(d: DaemonState, job: Any) -> tuple[str, str] | None:
+    if job.state.value != "waiting_for_answer":
+        return None
+    from daemon.jobs.questions import QuestionBook
+
+    pending = QuestionBook.from_events(await d.store.events_after(job.id, 0)).pending
+    return (pending.question_id, pending.text) if pending else None
+
+
+async def workspace_for(d: DaemonState, root: str | None, *, required: bool = True) -> Any:
+    if not root:
+        if required:
+            raise ProtocolError("say which workspace: ?workspace=/absolute/path/of/the/repository")
+        return None
+    if not os.path.isabs(root):
+        raise ProtocolError(f"workspace must be an absolute path, got {root!r}")
+    ws = await d.store.find_workspace_for(root)
+    if ws is None:
+        raise ProtocolError(f"{root} is not in a registered workspace; register it with `troupe watch {root}`",
+                            status=404, code="not_found")
+    return ws
+
+
+# ---------------------------------------------------------------- daemon
+
+
+@routes.get(f"{PREFIX}/health")
+async def health(request: web.Request) -> web.Response:
+    return answer(await daemon(request).health())
+
+
+@routes.get(f"{PREFIX}/metrics")
+async def metrics(request: web.Request) -> web.Response:
+    d = daemon(request)
+    counts = await d.job_counts()
+    watch = d.watch.status()
+    return answer(Metrics(requests=d.requests, jobs_by_state=counts, jobs_submitted=d.jobs.submitted,
+                          events_streamed=d.hub.published, watch_saves_seen=watch["saves_seen"],
+                          watch_jobs_started=watch["jobs_started"], watch_files_skipped=watch["files_skipped"]))
+
+
+@routes.post(f"{PREFIX}/shutdown")
+async def shutdown(request: web.Request) -> web.Response:
+    d = daemon(request)
+    asyncio.get_running_loop().call_later(0.05, d.request_stop)
+    reply = await d.health()
+    reply.stopping = True
+    return answer(reply, status=202)
+
+
+# ---------------------------------------------------------------- jobs
+
+
+@routes.post(f"{PREFIX}/jobs")
+async def submit_job(request: web.Request) -> web.Response:
+    d = daemon(request)
+    job = await d.jobs.submit(await read_body(request, SubmitJob))
+    return answer(await job_info(d, job), status=201)
+
+
+@routes.get(f"{PREFIX}/jobs")
+async def list_jobs(request: web.Request) -> web.Response:
+    d = daemon(request)
+    state = request.query.get("state")
+    states = None if state in (None, "all") else ("queued", "running", "waiting_for_answer") \
+        if state == "active" else state.split(",")
+    ws = await workspace_for(d, request.query.get("workspace"), required=False)
+    jobs = await d.store.list_jobs(state=states, workspace_id=ws.id if ws else None,
+                                   kind=request.query.get("kind"), limit=int_query(request, "limit", 50))
+    return answer(JobList([await job_info(d, job) for job in jobs]))
+
+
+@routes.get(f"{PREFIX}/jobs/{{job_id}}")
+async def get_job(request: web.Request) -> web.Response:
+    d = daemon(request)
+    return answer(await job_info(d, await d.jobs.require(request.match_info["job_id"])))
+
+
+@routes.post(f"{PREFIX}/jobs/{{job_id}}/cancel")
+async def cancel_job(request: web.Request) -> web.Response:
+    d = daemon(request)
+    return answer(await job_info(d, await d.jobs.cancel(request.match_info["job_id"])))
+
+
+@routes.post(f"{PREFIX}/jobs/{{job_id}}/answer")
+async def answer_job(request: web.Request) -> web.Response:
+    d = daemon(request)
+    body = await read_body(request, Answer)
+    job = await d.jobs.answer(request.match_info["job_id"], body.text, body.question_id)
+    return answer(await job_info(d, job))
+
+
+@routes.get(f"{PREFIX}/jobs/{{job_id}}/events")
+async def job_events(request: web.Request) -> web.StreamResponse:
+    d = daemon(request)
+    job = await d.jobs.require(request.match_info["job_id"])
+    after = sse.resume_after(request)
+    root = await d.jobs.workspace_root(job.workspace_id)
+    if not sse.wants_stream(request):
+        events = await d.store.events_after(job.id, after, limit=int_query(request, "limit", 1000))
+        return answer(EventList([views.event_info(e, workspace=root) for e in events], job_state=str(job.state)))
+    sub = d.hub.subscribe(job_id=job.id)  # before reading the store, so nothing falls in between
+    backlog = [views.event_info(e, workspace=root) for e in await d.store.events_after(job.id, after)]
+    job = await d.store.get_job(job.id)
+    return await sse.stream_job(request, d.hub, sub, backlog, after=after,
+                                finished=str(job.state) in FINAL_STATES, heartbeat=d.options.heartbeat)
+
+
+@routes.get(f"{PREFIX}/events")
+async def all_events(request: web.Request) -> web.StreamResponse:
+    d = daemon(request)
+    root = request.query.get("workspace")
+    if root:
+        root = (await workspace_for(d, root)).root
+    after = d.hub.parse_stream_id(request.headers.get("Last-Event-ID") or request.query.get("after"))
+    sub = d.hub.subscribe(workspace=root, after=after)
+    return await sse.stream_all(request, d.hub, sub, heartbeat=d.options.heartbeat, counter=d.streamed)
+
+
+# ---------------------------------------------------------------- changes
+
+
+async def _change(d: DaemonState, change_id: str) -> tuple[Any, str | None]:
+    change = await d.store.get_change(change_id)
+    if change is None:
+        raise ProtocolError(f"no proposed change with id {change_id!r}", status=404, code="not_found")
+    return change, await d.jobs.workspace_root(change.workspace_id)
+
+
+@routes.get(f"{PREFIX}/changes/{{change_id}}")
+async def get_change(request: web.Request) -> web.Response:
+    change, root = await _change(daemon(request), request.match_info["change_id"])
+    return answer(views.change_info(change, workspace=root))
+
+
+@routes.post(f"{PREFIX}/changes/{{change_id}}/apply")
+async def apply_change(request: web.Request) -> web.Response:
+    from daemon.workspace.change import ChangeConflict, ProposedDiff, apply_change
+
+    d = daemon(request)
+    change, root = await _change(d, request.match_info["change_id"])
+    if str(change.state) != "proposed":
+        raise ProtocolError(f"change {change.id} was already {change.state}", status=409, code="conflict")
+    if root is None or not isinstance(change.edits, dict):
+        raise ProtocolError(f"change {change.id} has no workspace or no structured edits to apply", status=409,
+                            code="conflict")
+    proposed = ProposedDiff.from_dict(change.edits)
+    d.watch.mark_written(root, {e.path: e.after for e in proposed.edits if e.after is not None})
+    try:
+        written = await asyncio.to_thread(apply_change, Path(root), proposed)
+    except ChangeConflict as exc:
+        raise ProtocolError(str(exc), status=409, code="conflict") from None
+    applied = await d.store.set_change_state(change.id, "applied")
+    await d.jobs.record_event(change.job_id, change.workspace_id, Event(EventKind.LOG, {
+        "level": "info", "text": f"change {change.id} applied: {', '.join(written)}", "change_id": change.id,
+        "files": written, "action": "applied"}))
+    return answer(views.change_info(applied, workspace=root))
+
+
+@routes.post(f"{PREFIX}/changes/{{change_id}}/discard")
+async def discard_change(request: web.Request) -> web.Response:
+    d = daemon(request)
+    change, root = await _change(d, request.match_info["change_id"])
+    if str(change.state) == "applied":
+        raise ProtocolError(f"change {change.id} was already applied; it cannot be discarded", status=409,
+                            code="conflict")
+    discarded = await d.store.set_change_state(change.id, "discarded")
+    await d.jobs.record_event(change.job_id, change.workspace_id, Event(EventKind.LOG, {
+        "level": "info", "text": f"change {change.id} discarded", "change_id": change.id, "action": "discarded"}))
+    return answer(views.change_info(discarded, workspace=root))
+
+
+# ---------------------------------------------------------------- findings
+
+
+@routes.get(f"{PREFIX}/findings")
+async def list_findings(request: web.Request) -> web.Response:
+    d = daemon(request)
+    file = request.query.get("file")
+    ws = await workspace_for(d, request.query.get("workspace") or file)
+    if file and os.path.isabs(file):
+        file = os.path.relpath(os.path.realpath(file), ws.root)
+    state = request.query.get("state", "open")
+    found = await d.store.list_findings(ws.id, file or None, state=None if state == "all" else state,
+                                        limit=int_query(request, "limit", 1000))
+    return answer(FindingList([views.finding_info(f, workspace=ws.root) for f in found]))
+
+
+@routes.post(f"{PREFIX}/findings/{{finding_id}}")
+async def update_finding(request: web.Request) -> web.Response:
+    d = daemon(request)
+    raw = request.match_info["finding_id"]
+    if not raw.isdigit():
+        raise ProtocolError(f"finding ids are integers, got {raw!r}")
+    body = await read_body(request, FindingUpdate)
+    finding = await d.store.set_finding_state(int(raw), body.state)
+    return answer(views.finding_info(finding, workspace=await d.jobs.workspace_root(finding.workspace_id)))
+
+
+# ---------------------------------------------------------------- workspaces
+
+
+@routes.get(f"{PREFIX}/workspaces")
+async def list_workspaces(request: web.Request) -> web.Response:
+    d = daemon(request)
+    return answer(WorkspaceList([views.workspace_info(ws, watching=d.watch.is_watching(ws.root),
+                                                      mode=d.watch.mode(ws.root))
+                                 for ws in await d.store.list_workspaces()]))
+
+
+@routes.post(f"{PREFIX}/workspaces")
+async def register_workspace(request: web.Request) -> web.Response:
+    d = daemon(request)
+    body = await read_body(request, RegisterWorkspace)
+    if not Path(body.root).is_dir():
+        raise ProtocolError(f"{body.root} is not a folder on this machine")
+    ws = await d.register_workspace(body.root, watch=body.watch)
+    return answer(views.workspace_info(ws, watching=d.watch.is_watching(ws.root), mode=d.watch.mode(ws.root)),
+                  status=201)
+
+
+@routes.delete(f"{PREFIX}/workspaces/{{workspace_id}}")
+async def unregister_workspace(request: web.Request) -> web.Response:
+    d = daemon(request)
+    raw = request.match_info["workspace_id"]
+    ws = await d.store.get_workspace(int(raw)) if raw.isdigit() else None
+    if ws is None:
+        raise ProtocolError(f"no workspace with id {raw!r}; `troupe status` lists them", status=404,
+                            code="not_found")
+    await d.unregister_workspace(ws, forget=request.query.get("forget") == "1")
+    return answer(views.workspace_info(ws))
+
+
+# ---------------------------------------------------------------- experience
+
+
+@routes.get(f"{PREFIX}/experience/search")
+async def search(request: web.Request) -> web.Response:
+    d = daemon(request)
+    query = request.query.get("q", "").strip()
+    if not query:
+        raise ProtocolError("say what to search for: ?q=words")
+    limit = int_query(request, "limit", 20, maximum=200)
+    hits = [SearchHit(kind="finding", text=f.message, job_id=f.job_id, file=f.file)
+            for f in await d.store.search_findings(query, limit=limit)]
+    hits += [SearchHit(kind=e.kind, text=_event_text(e.data), job_id=e.job_id)
+             for e in await d.store.search_events(query, limit=limit) if e.kind != "usage"]
+    return answer(SearchResults(query=query, hits=hits[:limit]))
+
+
+def _event_text(data: dict[str, Any]) -> str:
+    for key in ("text", "conclusion", "message", "summary", "answer"):
+        if isinstance(data.get(key), str):
+            return data[key][:500]
+    return json.dumps(data)[:500]
+

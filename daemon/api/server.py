@@ -1,0 +1,138 @@
+"""The aiohttp application and its listeners.
+
+The Unix socket is the front door: it is bound under a 0177 umask, so it is never wider than
+0600, inside ``TROUPE_HOME`` (0700). The optional TCP listener binds loopback only, and every
+request on it needs ``Authorization: Bearer <token>`` (the token lives in ``TROUPE_HOME/token``,
+0600) and a ``Host`` header naming the loopback address, so a web page that rebinds a DNS
+name to 127.0.0.1 cannot talk to it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from aiohttp import web
+
+from daemon.api.protocol import ProtocolError, error_json
+from daemon.api.routes import routes
+from daemon.api.state import DAEMON, DaemonState
+
+log = logging.getLogger("troupe.api")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+TCP_TOKEN = web.AppKey("troupe_tcp_token", str)
+TCP_HOSTS = web.AppKey("troupe_tcp_hosts", set)  # filled once the TCP port is known
+
+
+def _error(status: int, code: str, message: str) -> web.Response:
+    return web.json_response(error_json(code, message), status=status)
+
+
+@web.middleware
+async def errors_as_json(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every failure becomes ``{"error": {"code", "message"}}`` with the right status."""
+    from storage.errors import NotFoundError
+
+    request.app[DAEMON].requests += 1
+    try:
+        return await handler(request)
+    except ProtocolError as exc:
+        return _error(exc.status, exc.code, exc.message)
+    except web.HTTPRequestEntityTooLarge as exc:
+        return _error(413, "too_large", f"the request body is larger than the daemon accepts "
+                      f"({exc.max_size:,} bytes); send file paths, not file contents")
+    except web.HTTPException as exc:
+        if exc.status == 404:
+            return _error(404, "not_found", f"no such route: {request.method} {request.path}")
+        if exc.status == 405:
+            return _error(405, "method_not_allowed", f"{request.method} is not allowed on {request.path}")
+        return _error(exc.status, "http_error", exc.reason)
+    except NotFoundError as exc:
+        return _error(404, "not_found", str(exc))
+    except ValueError as exc:  # the store refused an argument, with a readable message
+        return _error(400, "bad_request", str(exc))
+    except Exception:
+        log.exception("unexpected error answering %s %s", request.method, request.path)
+        return _error(500, "internal", "the daemon failed to answer; details are in its log "
+                      "(TROUPE_HOME/logs/daemon.log)")
+
+
+@web.middleware
+async def tcp_needs_token(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Requests over TCP must name a loopback Host and carry the bearer token; the Unix socket needs neither."""
+    sockname = request.transport.get_extra_info("sockname") if request.transport else None
+    if not isinstance(sockname, tuple):  # Unix socket: the file mode is the access control
+        return await handler(request)
+    if request.headers.get("Host", "").lower() not in request.app[TCP_HOSTS]:
+        return _error(403, "bad_host", "the Host header must name the loopback address the daemon listens on")
+    given = request.headers.get("Authorization", "")
+    expected = f"Bearer {request.app[TCP_TOKEN]}"
+    if not hmac.compare_digest(given.encode(), expected.encode()):
+        return _error(401, "unauthorized", "this TCP listener needs 'Authorization: Bearer <token>'; "
+                      "the token is in TROUPE_HOME/token")
+    return await handler(request)
+
+
+def make_app(state: DaemonState, *, max_body: int, tcp_token: str = "") -> web.Application:
+    app = web.Application(client_max_size=max_body, middlewares=[tcp_needs_token, errors_as_json])
+    app[DAEMON] = state
+    app[TCP_TOKEN] = tcp_token
+    app[TCP_HOSTS] = set()
+    app.add_routes(routes)
+    return app
+
+
+def bind_unix_socket(path: Path) -> socket.socket:
+    """A listening Unix socket at ``path``, created 0600 from the start (no wider window)."""
+    if len(os.fsencode(path)) >= 104:
+        raise OSError(f"socket path {path} is too long for a Unix socket; use a shorter TROUPE_HOME")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    except BaseException:
+        sock.close()
+        raise
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def load_token(home: Path) -> str:
+    """The TCP bearer token, created (0600) on first use."""
+    path = home / "token"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        token = secrets.token_urlsafe(32)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(token + "\n")
+        return token
+
+
+async def start_listeners(app: web.Application, *, sock: socket.socket, tcp_port: int | None,
+                          tcp_host: str = "127.0.0.1") -> tuple[web.AppRunner, int | None]:
+    """Serve ``app`` on the Unix socket and, when asked, on loopback TCP; returns the TCP port."""
+    if tcp_port is not None and tcp_host not in ("127.0.0.1", "::1", "localhost"):
+        raise ValueError(f"the TCP listener is loopback-only; {tcp_host} is not a loopback address")
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
+    await runner.setup()
+    await web.SockSite(runner, sock).start()
+    bound = None
+    if tcp_port is not None:
+        site = web.TCPSite(runner, tcp_host, tcp_port)
+        await site.start()
+        bound = site._server.sockets[0].getsockname()[1] if site._server else tcp_port  # type: ignore[union-attr]
+        for host in ("127.0.0.1", "localhost", "[::1]"):
+            app[TCP_HOSTS].update({host, f"{host}:{bound}"})
+    return runner, bound

@@ -1,0 +1,58 @@
+"""Store records -> protocol types. The only place that knows both shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from daemon.api.protocol import (
+    ChangeInfo,
+    FindingInfo,
+    JobInfo,
+    Question,
+    StreamEvent,
+    Usage,
+    WorkspaceInfo,
+)
+
+
+def job_info(job: Any, *, workspace: str | None, usage: Any = None,
+             question: tuple[str, str] | None = None) -> JobInfo:
+    result = job.result if isinstance(job.result, dict) else ({"value": job.result} if job.result else None)
+    if usage is not None:
+        totals = Usage(usage.prompt_tokens, usage.completion_tokens, float(usage.cost))
+    else:
+        stored = (result or {}).get("usage") or {}
+        totals = Usage(int(stored.get("prompt_tokens", 0)), int(stored.get("completion_tokens", 0)),
+                       float(stored.get("cost", 0.0)))
+    return JobInfo(
+        id=job.id, kind=str(job.kind), state=str(job.state), priority=job.priority, workspace=workspace,
+        request=job.request or {}, result=result, error=job.error, created_at=job.created,
+        started_at=job.started, finished_at=job.finished, usage=totals,
+        question=Question(*question) if question else None, last_seq=job.last_seq,
+    )
+
+
+def event_info(event: Any, *, workspace: str | None) -> StreamEvent:
+    return StreamEvent(kind=event.kind, data=event.data or {}, job_id=event.job_id, seq=event.seq,
+                       phase=event.phase, role=event.role, at=event.at, workspace=workspace)
+
+
+def finding_info(finding: Any, *, workspace: str | None) -> FindingInfo:
+    return FindingInfo(
+        id=finding.id, file=finding.file, severity=str(finding.severity), message=finding.message,
+        start_line=finding.start_line, start_col=finding.start_col, end_line=finding.end_line,
+        end_col=finding.end_col, state=str(finding.state), rule=finding.rule, suggested_fix=finding.suggested_fix,
+        fingerprint=finding.fingerprint, workspace=workspace, job_id=finding.job_id,
+    )
+
+
+def change_info(change: Any, *, workspace: str | None) -> ChangeInfo:
+    edits = change.edits
+    files = [e.get("path") for e in edits.get("edits", [])] if isinstance(edits, dict) else []
+    return ChangeInfo(id=change.id, job_id=change.job_id, state=str(change.state), diff=change.diff,
+                      files=[f for f in files if isinstance(f, str)], edits=edits,
+                      base_hashes=dict(change.base_hashes or {}), workspace=workspace)
+
+
+def workspace_info(workspace: Any, *, watching: bool = False, mode: str | None = None) -> WorkspaceInfo:
+    return WorkspaceInfo(id=workspace.id, root=workspace.root, watching=watching, watch_mode=mode)

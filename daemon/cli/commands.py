@@ -1,0 +1,190 @@
+"""The ``troupe`` sub-commands that talk to the daemon, each a few lines over :mod:`daemon.client`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from daemon.api.protocol import Message, ProtocolError, SubmitJob
+from daemon.cli.follow import submit_and_follow
+from daemon.cli.render import finding_line, job_line
+from daemon.client import DaemonClient, DaemonError
+
+
+def repo_root(start: str | os.PathLike[str] | None = None) -> Path:
+    """The git root above ``start`` (default: the current folder), or ``start`` itself."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return here
+
+
+def workspace_of(args: argparse.Namespace, files: list[str] | None = None) -> tuple[str, list[str]]:
+    """(workspace root, the files relative to it); files outside the workspace are an error."""
+    root = Path(args.workspace).resolve() if getattr(args, "workspace", None) else repo_root(
+        Path(files[0]).resolve().parent if files else None)
+    relative = []
+    for name in files or []:
+        path = Path(name).resolve()
+        try:
+            relative.append(path.relative_to(root).as_posix())
+        except ValueError:
+            raise SystemExit(f"troupe: {name} is outside the workspace {root}; pass --workspace") from None
+    return str(root), relative
+
+
+def emit(args: argparse.Namespace, value: Message | list[Message] | dict[str, Any], text: str) -> None:
+    if getattr(args, "json", False):
+        data = [v.to_json() for v in value] if isinstance(value, list) else (
+            value.to_json() if isinstance(value, Message) else value)
+        print(json.dumps(data, indent=2))
+    elif text:
+        print(text)
+
+
+async def cmd_status(client: DaemonClient, args: argparse.Namespace) -> int:
+    try:
+        health = await client.health()
+    except DaemonError as exc:
+        emit(args, {"running": False, "error": str(exc)}, f"not running ({exc})")
+        return 3
+    workspaces = health.watch.get("workspaces", {})
+    lines = [f"running: pid {health.pid}, up {health.uptime_s:.0f}s, api v{health.api_version}, "
+             f"executor {health.executor}, home {health.home}",
+             "jobs: " + ", ".join(f"{n} {state}" for state, n in health.jobs.items())]
+    lines += [f"watching {root} ({w['mode']}{': ' + w['note'] if w.get('note') else ''})"
+              for root, w in workspaces.items()] or ["watching nothing (`troupe watch PATH`)"]
+    emit(args, health, "\n".join(lines))
+    return 0
+
+
+async def cmd_jobs(client: DaemonClient, args: argparse.Namespace) -> int:
+    jobs = await client.jobs(state=args.state, limit=args.limit)
+    emit(args, jobs, "\n".join(job_line(j) for j in jobs) or "no jobs yet")
+    return 0
+
+
+async def cmd_findings(client: DaemonClient, args: argparse.Namespace) -> int:
+    root, files = workspace_of(args, [args.file] if args.file else None)
+    found = await client.findings(root, files[0] if files else None, state="all" if args.all else "open")
+    emit(args, found, "\n".join(finding_line(f) for f in found) or "no open findings")
+    return 0
+
+
+async def cmd_watch(client: DaemonClient, args: argparse.Namespace) -> int:
+    root = str(Path(args.path).resolve())
+    if args.stop:
+        for ws in await client.workspaces():
+            if ws.root == root:
+                emit(args, await client.unregister_workspace(ws.id), f"stopped watching {root}")
+                return 0
+        print(f"troupe: {root} is not a registered workspace", file=sys.stderr)
+        return 1
+    ws = await client.register_workspace(root)
+    if args.no_follow:
+        emit(args, ws, f"watching {ws.root} ({ws.watch_mode})")
+        return 0
+    if not args.json:
+        print(f"watching {ws.root} ({ws.watch_mode}); findings appear as you save. Ctrl-C stops following "
+              f"(the daemon keeps watching; `troupe watch --stop {args.path}` stops it)", file=sys.stderr)
+    async for event in client.watch_events(ws.root):
+        if args.json:
+            print(json.dumps(event.to_json()), flush=True)
+        elif event.kind == "finding":
+            print(finding_line(event.data), flush=True)
+        elif event.kind == "watch":
+            files = ", ".join(event.data.get("files", [])[:5])
+            print(f"· {event.data.get('action')}: {files} {event.data.get('reason', '')}".rstrip(), flush=True)
+        elif event.kind == "job_state" and event.data.get("state") == "failed":
+            print(f"! job {str(event.job_id)[:8]} failed: {event.data.get('error')}", flush=True)
+    return 0
+
+
+async def cmd_change(client: DaemonClient, args: argparse.Namespace) -> int:
+    if args.command == "apply":
+        change = await client.apply_change(args.change_id)
+        emit(args, change, f"applied {change.id}: {', '.join(change.files)}")
+    else:
+        change = await client.discard_change(args.change_id)
+        emit(args, change, f"discarded {change.id}")
+    return 0
+
+
+async def cmd_answer(client: DaemonClient, args: argparse.Namespace) -> int:
+    job = await client.answer(args.job_id, args.text, args.question)
+    emit(args, job, f"answered; job {job.id[:8]} is {job.state}")
+    return 0
+
+
+async def cmd_cancel(client: DaemonClient, args: argparse.Namespace) -> int:
+    job = await client.cancel(args.job_id)
+    emit(args, job, f"job {job.id[:8]} {job.state}")
+    return 0
+
+
+async def cmd_experience(client: DaemonClient, args: argparse.Namespace) -> int:
+    results = await client.search(" ".join(args.query), args.limit)
+    lines = [f"{h.kind:<14} {(h.job_id or '')[:8]:<8} {h.file or '':<20} {h.text[:100]}" for h in results.hits]
+    emit(args, results, "\n".join(lines) or "nothing found")
+    return 0
+
+
+async def cmd_submit(client: DaemonClient, args: argparse.Namespace) -> int:
+    if args.command == "ask":
+        root, files = workspace_of(args, args.file)
+        request = SubmitJob(kind=args.kind, workspace=root, prompt=args.prompt, files=files)
+    elif args.command == "review":
+        root, files = workspace_of(args, args.files)
+        request = SubmitJob(kind="review", workspace=root, files=files)
+    else:
+        root, files = workspace_of(args, args.files)
+        request = SubmitJob(kind="test", workspace=root, files=files)
+    request.validate()
+    return await submit_and_follow(client, request, args)
+
+
+COMMANDS = {"status": cmd_status, "jobs": cmd_jobs, "findings": cmd_findings, "watch": cmd_watch,
+            "apply": cmd_change, "discard": cmd_change, "answer": cmd_answer, "cancel": cmd_cancel,
+            "experience": cmd_experience, "ask": cmd_submit, "review": cmd_submit, "test": cmd_submit}
+
+
+def run_command(args: argparse.Namespace) -> int:
+    if args.command == "up":
+        from daemon.service.process import start_background
+
+        try:
+            pid, started = start_background()
+        except RuntimeError as exc:
+            print(f"troupe: {exc}", file=sys.stderr)
+            return 1
+        print(f"daemon {'started' if started else 'already running'} (pid {pid})")
+        return 0
+    if args.command == "down":
+        from daemon.service.process import stop_background
+
+        try:
+            pid = stop_background()
+        except RuntimeError as exc:
+            print(f"troupe: {exc}", file=sys.stderr)
+            return 1
+        print(f"daemon stopped (pid {pid})" if pid else "daemon was not running")
+        return 0
+
+    async def run() -> int:
+        autostart = False if args.command == "status" else None
+        async with DaemonClient(autostart=autostart, retries=0 if args.command == "status" else 5) as client:
+            return await COMMANDS[args.command](client, args)
+
+    try:
+        return asyncio.run(run())
+    except (DaemonError, ProtocolError) as exc:
+        print(f"troupe: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

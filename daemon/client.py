@@ -1,0 +1,279 @@
+"""The one client of the daemon API, used by the CLI, the language server and the Slack bot.
+
+    async with DaemonClient() as client:                   # starts the daemon if it is not running
+        job = await client.submit(SubmitJob(kind="ask", workspace="/repo", prompt="Where is auth?"))
+        async for event in client.events(job.id):          # resumes by itself after a disconnect
+            print(event.kind, event.phase, event.data)
+        job = await client.job(job.id)
+
+It speaks HTTP over the Unix socket in ``TROUPE_HOME`` (or loopback TCP with a token), returns
+:mod:`daemon.api.protocol` types, raises :class:`DaemonError` with the daemon's message, retries
+requests when the daemon is restarting, and ``TROUPE_AUTOSTART=0`` turns auto-start off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import aiohttp
+
+from daemon import paths
+from daemon.api.protocol import (
+    FINAL_STATES,
+    PREFIX,
+    ChangeInfo,
+    EventList,
+    FindingInfo,
+    FindingList,
+    Health,
+    JobInfo,
+    JobList,
+    Message,
+    RegisterWorkspace,
+    SearchResults,
+    StreamEvent,
+    SubmitJob,
+    WorkspaceInfo,
+    WorkspaceList,
+)
+
+M = TypeVar("M", bound=Message)
+
+
+class DaemonError(RuntimeError):
+    """The daemon answered with an error (``status``, ``code``), or could not be reached (status 0)."""
+
+    def __init__(self, message: str, *, status: int = 0, code: str = "unreachable") -> None:
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+class DaemonClient:
+    def __init__(self, socket_path: str | os.PathLike[str] | None = None, *, tcp_url: str | None = None,
+                 token: str | None = None, autostart: bool | None = None, timeout: float = 30.0,
+                 retries: int = 5) -> None:
+        self.socket_path = Path(socket_path) if socket_path else None
+        self.tcp_url = tcp_url.rstrip("/") if tcp_url else None
+        self.token = token
+        env = os.environ.get("TROUPE_AUTOSTART", "1")
+        self.autostart = (env not in ("0", "false", "no")) if autostart is None else autostart
+        self.timeout = timeout
+        self.retries = retries
+        self._session: aiohttp.ClientSession | None = None
+
+    # ---------------------------------------------------------------- plumbing
+
+    @property
+    def base(self) -> str:
+        return self.tcp_url or "http://troupe"
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        connector = None if self.tcp_url else aiohttp.UnixConnector(
+            path=str(self.socket_path or paths.socket_path()), limit=100)
+        return aiohttp.ClientSession(connector=connector, headers=headers,
+                                     timeout=aiohttp.ClientTimeout(total=None, sock_connect=5))
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = self._new_session()
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def __aenter__(self) -> DaemonClient:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    async def _reach(self, attempt: int, exc: BaseException) -> None:
+        """After a failed connection: start the daemon once (when allowed), else back off."""
+        if attempt >= self.retries:
+            hint = "start it with `troupe up`" if not self.autostart else "see TROUPE_HOME/logs/daemon.log"
+            raise DaemonError(f"cannot reach the Troupe daemon ({exc}); {hint}") from None
+        if attempt == 0 and self.autostart and not self.tcp_url:
+            from daemon.service.process import start_background
+
+            try:
+                await asyncio.to_thread(start_background)
+            except RuntimeError as start_error:
+                raise DaemonError(str(start_error)) from None
+            await self.close()
+            return
+        await asyncio.sleep(min(2.0, 0.1 * 2 ** attempt))
+
+    async def request(self, method: str, path: str, *, body: Message | dict[str, Any] | None = None,
+                      params: dict[str, Any] | None = None, timeout: float | None = None) -> dict[str, Any]:
+        """One API call; the decoded JSON answer. Connection failures are retried (GETs and POSTs
+        that never reached the daemon); an error answer raises :class:`DaemonError`."""
+        data = body.to_json() if isinstance(body, Message) else body
+        query = {k: str(v) for k, v in (params or {}).items() if v is not None}
+        for attempt in range(self.retries + 1):
+            try:
+                async with self.session.request(
+                        method, f"{self.base}{PREFIX}{path}", json=data, params=query,
+                        timeout=aiohttp.ClientTimeout(total=timeout or self.timeout)) as resp:
+                    payload = await resp.json(content_type=None)
+                    if resp.status >= 400:
+                        error = (payload or {}).get("error", {}) if isinstance(payload, dict) else {}
+                        raise DaemonError(error.get("message", f"HTTP {resp.status}"), status=resp.status,
+                                          code=error.get("code", "http_error"))
+                    return payload
+            except (aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError, ConnectionResetError,
+                    FileNotFoundError) as exc:
+                await self._reach(attempt, exc)
+        raise AssertionError("unreachable")
+
+    async def _get(self, cls: type[M], path: str, **params: Any) -> M:
+        return cls.from_json(await self.request("GET", path, params=params))
+
+    async def _post(self, cls: type[M], path: str, body: Message | dict[str, Any] | None = None) -> M:
+        return cls.from_json(await self.request("POST", path, body=body or {}))
+
+    # ---------------------------------------------------------------- the API
+
+    async def health(self) -> Health:
+        return await self._get(Health, "/health")
+
+    async def submit(self, request: SubmitJob) -> JobInfo:
+        return await self._post(JobInfo, "/jobs", request)
+
+    async def job(self, job_id: str) -> JobInfo:
+        return await self._get(JobInfo, f"/jobs/{quote(job_id)}")
+
+    async def jobs(self, *, state: str | None = None, workspace: str | None = None, limit: int = 50) -> list[JobInfo]:
+        return (await self._get(JobList, "/jobs", state=state, workspace=workspace, limit=limit)).jobs
+
+    async def cancel(self, job_id: str) -> JobInfo:
+        return await self._post(JobInfo, f"/jobs/{quote(job_id)}/cancel")
+
+    async def answer(self, job_id: str, text: str, question_id: str | None = None) -> JobInfo:
+        return await self._post(JobInfo, f"/jobs/{quote(job_id)}/answer", {"text": text, "question_id": question_id})
+
+    async def event_list(self, job_id: str, after: int = 0) -> EventList:
+        return await self._get(EventList, f"/jobs/{quote(job_id)}/events", after=after)
+
+    async def change(self, change_id: str) -> ChangeInfo:
+        return await self._get(ChangeInfo, f"/changes/{quote(change_id)}")
+
+    async def apply_change(self, change_id: str) -> ChangeInfo:
+        return await self._post(ChangeInfo, f"/changes/{quote(change_id)}/apply")
+
+    async def discard_change(self, change_id: str) -> ChangeInfo:
+        return await self._post(ChangeInfo, f"/changes/{quote(change_id)}/discard")
+
+    async def findings(self, workspace: str | None = None, file: str | None = None,
+                       state: str = "open") -> list[FindingInfo]:
+        return (await self._get(FindingList, "/findings", workspace=workspace, file=file, state=state)).findings
+
+    async def set_finding_state(self, finding_id: int, state: str, reason: str | None = None) -> FindingInfo:
+        return await self._post(FindingInfo, f"/findings/{finding_id}", {"state": state, "reason": reason})
+
+    async def workspaces(self) -> list[WorkspaceInfo]:
+        return (await self._get(WorkspaceList, "/workspaces")).workspaces
+
+    async def register_workspace(self, root: str, *, watch: bool = True) -> WorkspaceInfo:
+        return await self._post(WorkspaceInfo, "/workspaces", RegisterWorkspace(root=root, watch=watch))
+
+    async def unregister_workspace(self, workspace_id: int, *, forget: bool = False) -> WorkspaceInfo:
+        params = {"forget": "1"} if forget else None
+        return WorkspaceInfo.from_json(await self.request("DELETE", f"/workspaces/{workspace_id}", params=params))
+
+    async def search(self, query: str, limit: int = 20) -> SearchResults:
+        return await self._get(SearchResults, "/experience/search", q=query, limit=limit)
+
+    async def shutdown(self) -> Health:
+        return await self._post(Health, "/shutdown")
+
+    # ---------------------------------------------------------------- streams
+
+    async def events(self, job_id: str, after: int = 0) -> AsyncIterator[StreamEvent]:
+        """The job's events from ``after`` on, live, until its final state; reconnects and resumes
+        from the last seq it saw when the connection drops or the daemon restarts."""
+        last, failures = after, 0
+        while True:
+            try:
+                async for event_id, event in self._sse(f"/jobs/{quote(job_id)}/events", str(last)):
+                    failures = 0
+                    last = int(event_id) if event_id.isdigit() else last
+                    yield event
+                    if event.kind == "job_state" and event.data.get("state") in FINAL_STATES:
+                        return
+                info = await self.job(job_id)  # the stream ended without a final state: restarting?
+                if info.state in FINAL_STATES and info.last_seq <= last:
+                    return
+            except (TimeoutError, aiohttp.ClientError, ConnectionResetError, FileNotFoundError) as exc:
+                await self._reach(failures, exc)  # the first failure may start the daemon again
+                failures += 1
+
+    async def watch_events(self, workspace: str | None = None) -> AsyncIterator[StreamEvent]:
+        """Every event of every job (of one workspace) and the watcher's notices, forever; reconnects."""
+        last, failures = "", 0
+        while True:
+            try:
+                async for event_id, event in self._sse("/events", last, workspace=workspace):
+                    failures, last = 0, event_id
+                    yield event
+            except (TimeoutError, aiohttp.ClientError, ConnectionResetError, FileNotFoundError) as exc:
+                await self._reach(min(failures + 1, self.retries), exc)
+                failures += 1
+            else:  # the daemon closed the stream (it is stopping): reconnect, but never restart it
+                await asyncio.sleep(0.2)
+
+    async def _sse(self, path: str, last_id: str, **params: Any) -> AsyncIterator[tuple[str, StreamEvent]]:
+        headers = {"Accept": "text/event-stream", **({"Last-Event-ID": last_id} if last_id else {})}
+        query = {k: v for k, v in params.items() if v is not None}
+        async with self.session.get(f"{self.base}{PREFIX}{path}", headers=headers, params=query,
+                                    timeout=aiohttp.ClientTimeout(total=None, sock_read=None)) as resp:
+            if resp.status >= 400:
+                payload = await resp.json(content_type=None)
+                error = payload.get("error", {}) if isinstance(payload, dict) else {}
+                raise DaemonError(error.get("message", f"HTTP {resp.status}"), status=resp.status,
+                                  code=error.get("code", "http_error"))
+            event_id, data = "", []
+            async for raw in resp.content:
+                line = raw.decode("utf-8").rstrip("\r\n")
+                if not line:
+                    if data:
+                        yield event_id, StreamEvent.from_json(json.loads("\n".join(data)))
+                    data = []
+                elif line.startswith("id:"):
+                    event_id = line[3:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[5:].lstrip())
+
+
+class SyncClient:
+    """The same calls from synchronous code (a sync Slack handler, a script): each call runs on a
+    fresh event loop with its own connection. Streams need :class:`DaemonClient`.
+
+        job = SyncClient().submit(SubmitJob(kind="review", workspace="/repo", files=["app.py"]))
+    """
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(DaemonClient, name, None)
+        if method is None or name.startswith("_") or name in ("events", "watch_events"):
+            raise AttributeError(f"SyncClient has no call {name!r}")
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            async def once() -> Any:
+                async with DaemonClient(**self._options) as client:
+                    return await getattr(client, name)(*args, **kwargs)
+
+            return asyncio.run(once())
+
+        return call

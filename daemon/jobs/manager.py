@@ -1,0 +1,307 @@
+"""The job queue: priorities, a concurrency limit, cancellation, questions, and restarts.
+
+The store *is* the queue: a submitted job is a ``queued`` row, and a worker slot claims the
+most urgent one (highest priority, then oldest) atomically, so nothing is lost when the daemon
+dies. On start-up, jobs a crash left ``running`` are resumed from their checkpoint when the
+executor can resume, or failed with the reason; ``waiting_for_answer`` jobs keep waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from daemon.api.protocol import ProtocolError, StreamEvent, SubmitJob
+from daemon.events import Event, EventKind
+from daemon.jobs.executor import JobExecutor, JobResult, RunningJob
+from daemon.jobs.hub import EventHub
+from daemon.jobs.questions import QuestionBook
+from daemon.redact import redact
+
+log = logging.getLogger("troupe.jobs")
+
+MAX_RESUMES = 3  # a job that keeps killing the daemon is failed instead of resumed forever
+
+
+class JobManager:
+    def __init__(self, store: Any, hub: EventHub, executor: JobExecutor, *, concurrency: int = 2) -> None:
+        self.store, self.hub, self.executor = store, hub, executor
+        self.concurrency = max(1, concurrency)
+        self._slots = asyncio.Semaphore(self.concurrency)
+        self._wakeup = asyncio.Event()
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._holding: set[str] = set()  # running jobs that hold a worker slot
+        self._books: dict[str, QuestionBook] = {}
+        self._roots: dict[int, str] = {}
+        self._dispatcher: asyncio.Task[None] | None = None
+        self.stopping = False
+        self.submitted = 0
+
+    # ---------------------------------------------------------------- life cycle
+
+    async def start(self) -> None:
+        await self._recover()
+        self._dispatcher = asyncio.create_task(self._dispatch(), name="troupe-dispatch")
+
+    async def _recover(self) -> None:
+        for job in await self.store.list_jobs(state="running", limit=100_000):
+            events = await self.store.events_after(job.id, 0)
+            resumes = sum(1 for e in events if e.kind == EventKind.JOB_STATE and e.data.get("resumed"))
+            where = f"last finished phase: {job.last_phase}" if job.last_phase else "no phase had finished"
+            if self.executor.resumable and resumes < MAX_RESUMES:
+                await self.store.set_job_state(job.id, "queued")
+                await self.record_event(job.id, job.workspace_id, Event(EventKind.LOG, {
+                    "level": "warning", "text": f"the daemon stopped while this job was running; resuming ({where})"}))
+            else:
+                why = ("the job was resumed too often" if self.executor.resumable
+                       else f"the {self.executor.name} executor cannot resume jobs")
+                await self._finish(job.id, job.workspace_id, "failed", error=(
+                    f"daemon stopped while the job was running ({where}; {why}); submit it again"))
+        log.info("recovered jobs; %d queued", len(await self.store.list_jobs(state="queued", limit=100_000)))
+
+    async def stop(self) -> None:
+        """Stop taking work; interrupted jobs are left to resume (or failed with the reason)."""
+        self.stopping = True
+        if self._dispatcher is not None:
+            self._dispatcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._dispatcher
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # ---------------------------------------------------------------- requests
+
+    async def workspace_root(self, workspace_id: int | None) -> str | None:
+        if workspace_id is None:
+            return None
+        if workspace_id not in self._roots:
+            ws = await self.store.get_workspace(workspace_id)
+            if ws is None:
+                return None
+            self._roots[workspace_id] = ws.root
+        return self._roots[workspace_id]
+
+    async def submit(self, request: SubmitJob, *, priority: int | None = None) -> Any:
+        if self.stopping:
+            raise ProtocolError("the daemon is stopping; submit the job again once it is back", status=503,
+                                code="stopping")
+        workspace_id = None
+        if request.workspace is not None:
+            root = Path(request.workspace)
+            if not root.is_dir():
+                raise ProtocolError(f"workspace {request.workspace} is not a folder on this machine")
+            ws = await self.store.find_workspace_for(str(root)) or await self.store.add_workspace(str(root))
+            workspace_id, self._roots[ws.id] = ws.id, ws.root
+        body = request.to_json()
+        job = await self.store.record_job(request.kind, body, workspace_id=workspace_id,
+                                          priority=request.priority_value if priority is None else priority)
+        self.submitted += 1
+        await self.record_event(job.id, workspace_id, Event(EventKind.JOB_STATE, {"state": "queued"}))
+        self._wakeup.set()
+        return job
+
+    async def cancel(self, job_id: str) -> Any:
+        job = await self.require(job_id)
+        if job.state.is_terminal:
+            raise ProtocolError(f"job {job_id} already {job.state.value}; nothing to cancel", status=409,
+                                code="conflict")
+        task = self._tasks.get(job_id)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+            self._release(job_id)  # a task cancelled before it began never reached its own clean-up
+            self._tasks.pop(job_id, None)
+        job = await self.require(job_id)
+        if not job.state.is_terminal:
+            await self._finish(job_id, job.workspace_id, "cancelled", error="cancelled by the user")
+        return await self.store.get_job(job_id)
+
+    async def answer(self, job_id: str, text: str, question_id: str | None) -> Any:
+        job = await self.require(job_id)
+        book = self._books.get(job_id)
+        if book is None and job.state.value == "waiting_for_answer":  # asked before a restart
+            book = QuestionBook.from_events(await self.store.events_after(job_id, 0))
+        pending = book.pending if book else None
+        if pending is None:
+            raise ProtocolError(f"job {job_id} is {job.state.value}, not waiting for an answer", status=409,
+                                code="conflict")
+        if question_id is not None and question_id != pending.question_id:
+            raise ProtocolError(f"job {job_id} is waiting on question {pending.question_id}, not {question_id}",
+                                status=409, code="conflict")
+        await self.record_event(job_id, job.workspace_id, Event(EventKind.ANSWER, {
+            "question_id": pending.question_id, "text": text, "by": "human"}))
+        if pending.future is not None and not pending.future.done():
+            pending.future.set_result(text)
+        else:  # nobody is waiting in memory: run the job again; it gets this answer when it re-asks
+            await self.store.set_job_state(job_id, "queued")
+            self._wakeup.set()
+        return await self.store.get_job(job_id)
+
+    def pending_question(self, job_id: str) -> tuple[str, str] | None:
+        book = self._books.get(job_id)
+        if book is None or book.pending is None:
+            return None
+        return book.pending.question_id, book.pending.text
+
+    async def require(self, job_id: str) -> Any:
+        job = await self.store.get_job(job_id)
+        if job is None:
+            raise ProtocolError(f"no job with id {job_id!r}; `troupe jobs` lists them", status=404,
+                                code="not_found")
+        return job
+
+    # ---------------------------------------------------------------- events
+
+    async def record_event(self, job_id: str, workspace_id: int | None, event: Event) -> int:
+        data = _redacted(event.data)
+        seq = await self.store.append_event(job_id, str(event.kind), data, phase=event.phase, role=event.role)
+        self.hub.publish(StreamEvent(kind=str(event.kind), data=data, job_id=job_id, seq=seq, phase=event.phase,
+                                     role=event.role, at=time.time(),
+                                     workspace=await self.workspace_root(workspace_id)))
+        if event.kind == EventKind.PHASE_FINISHED and event.phase:
+            await self.store.update_job(job_id, last_phase=event.phase)
+        return seq
+
+    async def _finish(self, job_id: str, workspace_id: int | None, state: str, *, error: str | None = None,
+                      result: dict[str, Any] | None = None) -> None:
+        kwargs: dict[str, Any] = {"error": redact(error) if error else None}
+        if result is not None:
+            kwargs["result"] = result
+        await self.store.set_job_state(job_id, state, **kwargs)
+        data = {"state": state, **({"error": kwargs["error"]} if error else {})}
+        await self.record_event(job_id, workspace_id, Event(EventKind.JOB_STATE, data))
+
+    # ---------------------------------------------------------------- running
+
+    async def _dispatch(self) -> None:
+        while True:
+            await self._slots.acquire()
+            self._wakeup.clear()
+            job = await self.store.claim_next_job()
+            if job is None:
+                self._slots.release()
+                await self._wakeup.wait()
+                continue
+            self._holding.add(job.id)
+            self._tasks[job.id] = asyncio.create_task(self._run(job), name=f"troupe-job-{job.id}")
+
+    async def _run(self, job: Any) -> None:
+        wid = job.workspace_id
+        root = await self.workspace_root(wid)
+        book = QuestionBook.from_events(await self.store.events_after(job.id, 0)) if job.last_seq else QuestionBook()
+        book.pending = None
+        self._books[job.id] = book
+        resumed = job.last_seq > 1
+
+        async def emit(event: Event) -> None:
+            await self.record_event(job.id, wid, event)
+
+        async def save_checkpoint(phase: str, checkpoint: Any) -> None:
+            await self.store.update_job(job.id, last_phase=phase, checkpoint=checkpoint)
+
+        async def ask_human(question: str) -> str:
+            replayed = book.take_replayed(question)
+            if replayed is not None:
+                return replayed
+            pending = book.ask(question)
+            await self.store.set_job_state(job.id, "waiting_for_answer")
+            await emit(Event(EventKind.QUESTION, {"question_id": pending.question_id, "text": question,
+                                                  "to": "human"}))
+            await emit(Event(EventKind.JOB_STATE, {"state": "waiting_for_answer"}))
+            self._release(job.id)
+            assert pending.future is not None
+            answer = await pending.future
+            book.pending = None
+            await self._slots.acquire()
+            self._holding.add(job.id)
+            await self.store.set_job_state(job.id, "running")
+            await emit(Event(EventKind.JOB_STATE, {"state": "running"}))
+            return answer
+
+        running = RunningJob(job.id, job.kind.value, job.request, Path(root) if root else None, wid,
+                             checkpoint=job.checkpoint, last_phase=job.last_phase, resumed=resumed,
+                             save_checkpoint=save_checkpoint)
+        try:
+            await emit(Event(EventKind.JOB_STATE, {"state": "running", **({"resumed": True} if resumed else {})}))
+            outcome = await self.executor.run(running, emit, ask_human)
+            await self._store_outcome(job, outcome)
+        except asyncio.CancelledError:
+            await self._interrupted(job, book)
+        except Exception as exc:  # the executor's failure is the job's failure, with its message
+            log.exception("job %s (%s) failed", job.id, job.kind.value)
+            await self._finish(job.id, wid, "failed", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            self._release(job.id)
+            self._tasks.pop(job.id, None)
+            self._books.pop(job.id, None)
+
+    def _release(self, job_id: str) -> None:
+        if job_id in self._holding:
+            self._holding.discard(job_id)
+            self._slots.release()
+
+    async def _interrupted(self, job: Any, book: QuestionBook) -> None:
+        """Cancelled by the user, or stopped by a daemon shutdown (then left to resume)."""
+        if not self.stopping:
+            await self._finish(job.id, job.workspace_id, "cancelled", error="cancelled by the user")
+            return
+        if book.pending is not None:
+            return  # still waiting_for_answer; the answer may come after the restart
+        current = await self.store.get_job(job.id)
+        if self.executor.resumable:
+            await self.store.set_job_state(job.id, "queued")
+            await self.record_event(job.id, job.workspace_id, Event(EventKind.LOG, {
+                "level": "info", "text": "the daemon is stopping; the job resumes when it starts again"}))
+        else:
+            where = f"last finished phase: {current.last_phase}" if current.last_phase else "no phase had finished"
+            await self._finish(job.id, job.workspace_id, "failed", error=(
+                f"daemon stopped while the job was running ({where}; the {self.executor.name} executor "
+                "cannot resume jobs); submit it again"))
+
+    async def _store_outcome(self, job: Any, outcome: JobResult) -> None:
+        result = dict(outcome.result)
+        if outcome.change is not None:
+            change = await self.store.propose_change(
+                job.id, outcome.change.diff, edits=outcome.change.edits,
+                base_hashes={k: v for k, v in outcome.change.base_hashes.items() if isinstance(v, str)})
+            result["change_id"] = change.id
+            await self.record_event(job.id, job.workspace_id, Event(EventKind.CHANGE_PROPOSED, {
+                "change_id": change.id, "files": outcome.change.files, "diff": outcome.change.diff}))
+        if outcome.findings and job.workspace_id is not None:
+            count = 0
+            for file, drafts in outcome.findings.items():
+                stored = await self.store.add_findings(job.workspace_id, job.id, file, drafts, replace_open=True)
+                count += len(stored)
+                for finding in stored:
+                    await self.record_event(job.id, job.workspace_id, Event(EventKind.FINDING, finding_dict(finding)))
+            result["findings"] = count
+        totals = await self.store.job_usage(job.id)
+        if totals.calls:
+            result["usage"] = {"prompt_tokens": totals.prompt_tokens, "completion_tokens": totals.completion_tokens,
+                               "cost": totals.cost}
+        await self._finish(job.id, job.workspace_id, outcome.status, error=outcome.error, result=result)
+
+
+def finding_dict(finding: Any) -> dict[str, Any]:
+    """A stored finding as event data (the fields of ``protocol.FindingInfo``)."""
+    return {"id": finding.id, "file": finding.file, "severity": str(finding.severity), "message": finding.message,
+            "start_line": finding.start_line, "start_col": finding.start_col, "end_line": finding.end_line,
+            "end_col": finding.end_col, "state": str(finding.state), "rule": finding.rule,
+            "suggested_fix": finding.suggested_fix, "fingerprint": finding.fingerprint, "job_id": finding.job_id}
+
+
+def _redacted(data: Any) -> Any:
+    if isinstance(data, str):
+        return redact(data)
+    if isinstance(data, dict):
+        return {k: _redacted(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_redacted(v) for v in data]
+    return data

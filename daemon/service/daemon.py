@@ -1,0 +1,174 @@
+"""The running daemon: opens the store, recovers jobs, starts the watchers and the API, and stops
+them again in the right order (stop accepting, end streams, checkpoint jobs, close the store)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from daemon import __version__, paths
+from daemon.api.protocol import ACTIVE_STATES, API_VERSION, Health
+from daemon.api.server import bind_unix_socket, load_token, make_app, start_listeners
+from daemon.jobs.executor import load_executor
+from daemon.jobs.hub import EventHub
+from daemon.jobs.manager import JobManager
+from daemon.service.options import DaemonOptions
+from daemon.watch.registry import WatchRegistry
+
+log = logging.getLogger("troupe.daemon")
+
+
+class AlreadyRunning(RuntimeError):
+    """Another daemon holds this TROUPE_HOME."""
+
+
+def pid_path() -> Path:
+    return paths.troupe_home() / "daemon.pid"
+
+
+def read_pid_file() -> dict[str, Any] | None:
+    try:
+        return json.loads(pid_path().read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def socket_answers(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX) as probe:
+        probe.settimeout(1)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
+class Daemon:
+    def __init__(self, options: DaemonOptions | None = None) -> None:
+        self.options = options or DaemonOptions.from_env()
+        self.requests = 0
+        self.streamed = [0]
+        self.started = time.time()
+        self.stopping = False
+        self.tcp_port: int | None = None
+        self._stop = asyncio.Event()
+        self._lock_fd: int | None = None
+        self._runner: Any = None
+
+    # ---------------------------------------------------------------- start / stop
+
+    def _take_lock(self) -> None:
+        fd = os.open(paths.troupe_home() / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            running = read_pid_file() or {}
+            raise AlreadyRunning(f"a Troupe daemon is already running for {paths.troupe_home()} "
+                                 f"(pid {running.get('pid', '?')}); `troupe status` shows it") from None
+        self._lock_fd = fd
+
+    async def start(self) -> None:
+        from storage import AsyncStore
+
+        self._take_lock()
+        home, sock_path = paths.troupe_home(), paths.socket_path()
+        if sock_path.exists():
+            if socket_answers(sock_path):
+                raise AlreadyRunning(f"something already answers on {sock_path}")
+            sock_path.unlink()  # left behind by a daemon that was killed
+        self.store = await AsyncStore.open(paths.database_path())
+        self.hub = EventHub()
+        self.executor = load_executor(self.options.executor, store=self.store)
+        self.jobs = JobManager(self.store, self.hub, self.executor, concurrency=self.options.concurrency)
+        self.watch = WatchRegistry(self.options.watch, self.jobs.submit, self._is_queued, self.hub.publish)
+        await self.jobs.start()
+        for ws in await self.store.list_workspaces():
+            if (ws.settings or {}).get("watch") and Path(ws.root).is_dir():
+                try:
+                    await self.watch.add(ws.root)
+                except OSError as exc:
+                    log.error("cannot watch %s: %s", ws.root, exc)
+        token = load_token(home) if self.options.tcp_port is not None else ""
+        app = make_app(self, max_body=self.options.max_body, tcp_token=token)
+        self._runner, self.tcp_port = await start_listeners(app, sock=bind_unix_socket(sock_path),
+                                                            tcp_port=self.options.tcp_port)
+        pid_path().write_text(json.dumps({"pid": os.getpid(), "socket": str(sock_path), "tcp_port": self.tcp_port,
+                                          "started": self.started}))
+        log.info("troupe daemon %s listening on %s%s (pid %d, executor %s)", __version__, sock_path,
+                 f" and 127.0.0.1:{self.tcp_port}" if self.tcp_port else "", os.getpid(), self.executor.name)
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    async def serve(self) -> None:
+        """Run until :meth:`request_stop` (SIGTERM, SIGINT, ``POST /v1/shutdown``), then stop."""
+        await self.start()
+        try:
+            await self._stop.wait()
+        finally:
+            await self.stop()
+
+    async def stop(self) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        log.info("stopping: no new requests, ending streams, checkpointing running jobs")
+        self.hub.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        await self.watch.stop()
+        await self.jobs.stop()
+        close = getattr(self.executor, "close", None)
+        if close is not None:
+            await close()
+        await self.store.close()
+        for path in (paths.socket_path(), pid_path()):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+        log.info("stopped")
+
+    # ---------------------------------------------------------------- what the API asks
+
+    async def _is_queued(self, job_id: str) -> bool:
+        job = await self.store.get_job(job_id)
+        return job is not None and job.state.value == "queued"
+
+    async def job_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for job in await self.store.list_jobs(limit=1_000_000):
+            counts[job.state.value] = counts.get(job.state.value, 0) + 1
+        return counts
+
+    async def health(self) -> Health:
+        active = await self.store.list_jobs(state=ACTIVE_STATES, limit=100_000)
+        counts = {state: sum(1 for j in active if j.state.value == state) for state in ACTIVE_STATES}
+        return Health(api_version=API_VERSION, version=__version__, pid=os.getpid(),
+                      uptime_s=round(time.time() - self.started, 3), home=str(paths.troupe_home()),
+                      executor=self.executor.name, jobs=counts, watch=self.watch.status(), stopping=self.stopping)
+
+    async def register_workspace(self, root: str, *, watch: bool) -> Any:
+        ws = await self.store.add_workspace(root)
+        await self.store.update_workspace(ws.id, settings={**(ws.settings or {}), "watch": watch})
+        if watch:
+            await self.watch.add(ws.root)
+        else:
+            await self.watch.remove(ws.root)
+        return ws
+
+    async def unregister_workspace(self, workspace: Any, *, forget: bool) -> None:
+        await self.watch.remove(workspace.root)
+        if forget:
+            await self.store.remove_workspace(workspace.id)
+        else:
+            await self.store.update_workspace(workspace.id, settings={**(workspace.settings or {}), "watch": False})

@@ -1,0 +1,60 @@
+"""The daemon's own knobs, from the environment (tests and benchmarks shorten the timings).
+
+    TROUPE_JOBS_CONCURRENCY   jobs running at once (default 2)
+    TROUPE_TCP_PORT           also listen on 127.0.0.1:PORT with a bearer token (0: any free port)
+    TROUPE_API_MAX_BODY       largest request body in bytes (default 1 MiB)
+    TROUPE_SSE_HEARTBEAT      seconds between heartbeat comments on idle streams (default 15)
+    TROUPE_WATCH_DEBOUNCE     seconds of quiet before a burst of saves is handled (default 0.5)
+    TROUPE_WATCH_FILES_PER_JOB  files reviewed together by one save-triggered job (default 5)
+    TROUPE_WATCH_JOBS_PER_MINUTE  save-triggered jobs per workspace per minute (default 6)
+    TROUPE_WATCH_POLLING      1: poll instead of inotify (network file systems)
+    TROUPE_EXECUTOR           package.module:factory of the job executor (default: the agent engine)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from daemon.config import ConfigError
+from daemon.watch.registry import WatchOptions
+
+
+def _number(name: str, default: float, kind: type = float, minimum: float = 0) -> float:
+    raw = os.environ.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ConfigError(f"environment variable {name}={raw!r} is not a valid {kind.__name__}") from None
+    if value < minimum:
+        raise ConfigError(f"environment variable {name}={raw!r} must be at least {minimum}")
+    return value
+
+
+@dataclass
+class DaemonOptions:
+    concurrency: int = 2
+    tcp_port: int | None = None
+    max_body: int = 1 << 20
+    heartbeat: float = 15.0
+    executor: str | None = None
+    watch: WatchOptions = field(default_factory=WatchOptions)
+
+    @classmethod
+    def from_env(cls) -> DaemonOptions:
+        tcp = os.environ.get("TROUPE_TCP_PORT", "")
+        return cls(
+            concurrency=int(_number("TROUPE_JOBS_CONCURRENCY", 2, int, 1)),
+            tcp_port=int(_number("TROUPE_TCP_PORT", 0, int)) if tcp else None,
+            max_body=int(_number("TROUPE_API_MAX_BODY", 1 << 20, int, 1024)),
+            heartbeat=_number("TROUPE_SSE_HEARTBEAT", 15.0, float, 0.05),
+            executor=os.environ.get("TROUPE_EXECUTOR") or None,
+            watch=WatchOptions(
+                debounce=_number("TROUPE_WATCH_DEBOUNCE", 0.5),
+                files_per_job=int(_number("TROUPE_WATCH_FILES_PER_JOB", 5, int, 1)),
+                jobs_per_minute=int(_number("TROUPE_WATCH_JOBS_PER_MINUTE", 6, int, 1)),
+                force_polling=os.environ.get("TROUPE_WATCH_POLLING", "") in ("1", "true", "yes"),
+            ),
+        )

@@ -1,0 +1,81 @@
+"""One watcher and one trigger per registered workspace, started and stopped together."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from daemon.watch.trigger import IsQueued, Publish, SaveTrigger, Submit, content_hash
+from daemon.watch.watcher import RepoWatcher
+
+log = logging.getLogger("troupe.watch")
+
+
+@dataclass
+class WatchOptions:
+    debounce: float = 0.5
+    files_per_job: int = 5
+    jobs_per_minute: int = 6
+    force_polling: bool = False
+    poll_interval: float = 1.0
+
+
+class WatchRegistry:
+    def __init__(self, options: WatchOptions, submit: Submit, is_queued: IsQueued, publish: Publish) -> None:
+        self.options = options
+        self.submit, self.is_queued, self.publish = submit, is_queued, publish
+        self._watching: dict[str, tuple[RepoWatcher, SaveTrigger]] = {}
+
+    def is_watching(self, root: str) -> bool:
+        return root in self._watching
+
+    def mode(self, root: str) -> str | None:
+        entry = self._watching.get(root)
+        return entry[0].mode if entry else None
+
+    async def add(self, root: str) -> str:
+        """Watch ``root`` (idempotent); returns the mode: ``inotify`` or ``polling``."""
+        if root in self._watching:
+            return self._watching[root][0].mode
+        trigger = SaveTrigger(Path(root), self.submit, self.is_queued, self.publish,
+                              files_per_job=self.options.files_per_job,
+                              jobs_per_minute=self.options.jobs_per_minute)
+        watcher = RepoWatcher(Path(root), trigger.on_change, debounce=self.options.debounce,
+                              force_polling=self.options.force_polling, poll_interval=self.options.poll_interval)
+        await asyncio.to_thread(watcher.start)  # walking a big tree to add watches takes a moment
+        self._watching[root] = (watcher, trigger)
+        log.info("watching %s (%s%s)", root, watcher.mode, f": {watcher.note}" if watcher.note else "")
+        if watcher.mode == "polling" and not self.options.force_polling:
+            trigger.notice("polling", [], watcher.note)
+        return watcher.mode
+
+    async def remove(self, root: str) -> bool:
+        entry = self._watching.pop(root, None)
+        if entry is None:
+            return False
+        await asyncio.to_thread(entry[0].stop)
+        return True
+
+    async def stop(self) -> None:
+        for root in list(self._watching):
+            await self.remove(root)
+
+    def mark_written(self, root: str, files: dict[str, str]) -> None:
+        """Files the daemon itself just wrote (rel path -> new text): their save events start nothing."""
+        entry = self._watching.get(root)
+        if entry is not None:
+            for rel, text in files.items():
+                entry[1].mark_written(rel, content_hash(text.encode("utf-8")))
+
+    def status(self) -> dict[str, Any]:
+        triggers = [t for _, t in self._watching.values()]
+        return {
+            "workspaces": {root: {"mode": w.mode, "note": w.note} for root, (w, _) in self._watching.items()},
+            "polling": sorted(root for root, (w, _) in self._watching.items() if w.mode == "polling"),
+            "saves_seen": sum(t.saves_seen for t in triggers),
+            "jobs_started": sum(t.jobs_started for t in triggers),
+            "files_skipped": sum(t.files_skipped for t in triggers),
+        }
