@@ -92,9 +92,9 @@ async def test_questions_are_bounded():
     result = await Dialogue(_phase(max_questions=1, reflect=False, max_turns=2), CEO, CPO, "p",
                             speak=script.speak, say=script.say).run()
     assert len(script.kinds(EventKind.QUESTION)) == 1
-    assert "No more questions" in script.calls[2][1][-1]["content"]
+    assert "No more questions" in script.calls[3][1][-1]["content"]
     assert result.conclusion == "fine, my answer"
-    assert "QUESTION:" not in script.calls[2][1][0]["content"]  # no longer offered
+    assert "QUESTION:" not in script.calls[3][1][0]["content"]  # no longer offered
 
 
 async def test_the_instructor_escalates_to_the_human_and_the_answer_reaches_the_assistant():

@@ -1,0 +1,254 @@
+"""Run a chat chain for one job: phases, loops and tools in order, in a scratch copy of the repo.
+
+    runner = ChainRunner(gateway, emit, ask_human, settings, on_checkpoint=save)
+    outcome = await runner.run(JobSpec(chain="change", task="add --verbose", workspace=repo, job_id=job.id,
+                                       budget=Budget(tokens=200_000)))
+    outcome.status, outcome.change.diff, outcome.findings, outcome.usage.tokens
+
+Events (all with ``phase``/``role`` where they belong): PHASE_STARTED, MESSAGE for every turn,
+QUESTION/ANSWER for questions to the instructor, USAGE per model call, TOOL_RUN, CODE_STATE,
+LOG (dropped findings, warnings), PHASE_FINISHED with tokens, cost and time. Questions to the
+human go through ``ask_human`` (which emits its own QUESTION/ANSWER). Proposed changes and
+findings come back in the :class:`JobOutcome` for the daemon to store and announce.
+
+After every finished phase a checkpoint goes to ``on_checkpoint(last_phase, checkpoint)`` and
+into the outcome; ``JobSpec.resume_from`` continues from one. A spent budget or a phase that
+cannot produce what it must ends the job as ``failed`` with a readable error; cancellation
+(``asyncio.CancelledError``) propagates after the scratch copy is removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from daemon.agents.accounting import Meter
+from daemon.agents.checkpoint import CheckpointError, make_checkpoint, restore
+from daemon.agents.dialogue import AskHuman, Dialogue
+from daemon.agents.findings import Finding, lint_findings
+from daemon.agents.job import JobOutcome, JobSpec, PhaseFailed
+from daemon.agents.loader import ChainError, load_chains
+from daemon.agents.model import Chain, ChainSet, Loop, Phase, Produces, Tool, Until
+from daemon.agents.produce import Producer
+from daemon.agents.tools import Tools, report_to_dict
+from daemon.agents.workbench import Workbench
+from daemon.config import Settings
+from daemon.events import Event, EventKind, EventSink
+from daemon.llm.errors import BudgetExceeded, LLMError
+from daemon.llm.gateway import Gateway
+from daemon.workspace.scratch import CodeState, Scratch
+
+SaveCheckpoint = Callable[[str, dict[str, Any]], Awaitable[None]]
+CONTEXT_SHARE = 0.5  # of the model's context window, for code and repository context in one prompt
+
+
+class ChainRunner:
+    def __init__(self, gateway: Gateway, emit: EventSink, ask_human: AskHuman | None = None,
+                 settings: Settings | None = None, *, on_checkpoint: SaveCheckpoint | None = None,
+                 chains: ChainSet | None = None, scratch_dir: Path | None = None) -> None:
+        self.gateway, self.emit, self.ask_human = gateway, emit, ask_human
+        self.settings = settings or Settings(model=gateway.settings)
+        self.on_checkpoint, self.chains, self.scratch_dir = on_checkpoint, chains, scratch_dir
+
+    async def run(self, spec: JobSpec) -> JobOutcome:
+        try:
+            chains = self.chains or await asyncio.to_thread(load_chains, spec.workspace)
+            chain = chains.get(spec.chain)
+        except (ChainError, KeyError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
+            return JobOutcome("failed", spec.chain, error=message)
+        return await _Run(self, spec, chain).execute()
+
+
+class _Run:
+    """One job's run of one chain."""
+
+    def __init__(self, runner: ChainRunner, spec: JobSpec, chain: Chain) -> None:
+        self.runner, self.spec, self.chain = runner, spec, chain
+        window = runner.settings.model.context_window
+        self.context_tokens = int(window * CONTEXT_SHARE)
+        self.phase_name: str | None = None
+        self.last_phase: str | None = None
+        self.meter = Meter(runner.gateway, self.say, job_id=spec.job_id, budget=spec.budget)
+        self.outcome = JobOutcome("failed", chain.name)
+        self.prior_states: list[CodeState] = []
+        self.resume_mark = 0
+        self.bench: Workbench | None = None
+
+    async def say(self, kind: EventKind, data: dict[str, Any], role: str | None = None) -> None:
+        await self.runner.emit(Event(kind, data, phase=self.phase_name, role=role, job_id=self.spec.job_id))
+
+    async def execute(self) -> JobOutcome:
+        started = time.monotonic()
+        scratch: Scratch | None = None
+        try:
+            scratch = await self._scratch()
+            self.bench = Workbench(self.spec, self.chain, scratch, budget_chars=self.context_tokens * 4)
+            test_command = self.spec.test_command or self.runner.settings.test_command
+            self.tools = Tools(self.bench, self.say, test_command=test_command, context_tokens=self.context_tokens)
+            self.produce = Producer(self.bench, self.say)
+            start = (0, 0, 0)
+            if self.spec.resume_from:
+                start, self.prior_states, usage, self.outcome.warnings = restore(
+                    self.spec.resume_from, self.chain.name, self.bench)
+                self.meter.job.merge(usage)
+                self.resume_mark = len(scratch.states) if scratch else 0
+                await self.say(EventKind.LOG, {"level": "info", "text": f"resumed after phase "
+                                               f"{self.spec.resume_from.get('last_phase')}"})
+            await self._steps(start)
+            self.outcome.status = "succeeded"
+        except BudgetExceeded as exc:
+            self.outcome.error = f"stopped: {exc}"
+        except (PhaseFailed, CheckpointError, LLMError, ValueError, OSError) as exc:
+            where = f"phase {self.phase_name!r}: " if self.phase_name and self.phase_name not in str(exc) else ""
+            self.outcome.error = f"{where}{exc}"
+        finally:
+            self.meter.job.seconds += time.monotonic() - started
+            try:
+                if not asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                    self._finish(scratch)
+            finally:
+                if scratch is not None:
+                    await asyncio.to_thread(scratch.cleanup)
+        if self.outcome.error:
+            await self.say(EventKind.LOG, {"level": "error", "text": self.outcome.error})
+        return self.outcome
+
+    async def _scratch(self) -> Scratch | None:
+        if self.chain.start == "repository" and self.spec.workspace is None:
+            raise ValueError(f"the {self.chain.name!r} chain works on a repository, but the job names none")
+        if self.spec.workspace is not None and not Path(self.spec.workspace).is_dir():
+            raise ValueError(f"workspace {self.spec.workspace} is not a folder")
+        if not self.chain.writes_code:
+            return None  # read-only chains read the user's tree directly, through confine()
+        if self.chain.start == "empty":
+            return await asyncio.to_thread(Scratch.empty, self.runner.scratch_dir)
+        return await asyncio.to_thread(Scratch.from_repo, Path(self.spec.workspace), self.runner.scratch_dir)
+
+    def _states(self, scratch: Scratch | None) -> list[CodeState]:
+        if scratch is None:
+            return list(self.prior_states)
+        if not self.spec.resume_from:
+            return list(scratch.states)
+        new = scratch.states[self.resume_mark:]
+        return self.prior_states + [replace(s, index=len(self.prior_states) + i) for i, s in enumerate(new)]
+
+    def _finish(self, scratch: Scratch | None) -> None:
+        out, bench = self.outcome, self.bench
+        out.usage, out.phases = self.meter.job, self.meter.phases
+        out.code_states = self._states(scratch)
+        if bench is None:
+            return
+        out.conclusions = dict(bench.conclusions)
+        out.test_report = report_to_dict(bench.test_report)
+        out.findings = lint_findings(bench.lint) + out.findings
+        if scratch is not None:
+            change = scratch.proposed_change()
+            out.change = None if change.empty else change
+        last = [p for p in self.chain.phases() if p.name in bench.conclusions]
+        answers = [p for p in last if p.produces in (Produces.ANSWER, Produces.TEST_REPORT)]
+        if answers:
+            out.conclusion = bench.conclusions[answers[-1].name]
+        elif out.test_report and any(isinstance(s, Loop) and s.until is Until.TESTS_PASS for s in self.chain.steps):
+            out.conclusion = out.test_report["summary"]
+        elif last:
+            out.conclusion = bench.conclusions[last[-1].name]
+
+    # -- steps ---------------------------------------------------------------------------
+    async def _steps(self, start: tuple[int, int, int]) -> None:
+        for index, step in enumerate(self.chain.steps):
+            if index < start[0]:
+                continue
+            if isinstance(step, Tool):
+                await self.tools.run(step.name)
+            elif isinstance(step, Phase):
+                await self._phase(step, None)
+                await self._checkpoint((index + 1, 0, 0), step.name)
+            else:
+                resume = start[1:] if index == start[0] else (0, 0)
+                await self._loop(step, index, *resume)
+                await self._checkpoint((index + 1, 0, 0), self.last_phase or step.name)
+
+    async def _loop(self, loop: Loop, index: int, first_cycle: int, first_phase: int) -> None:
+        assert self.bench is not None
+        for cycle in range(first_cycle, loop.max_cycles + 1):
+            if first_phase == 0 and await self._loop_done(loop):
+                return
+            if cycle == loop.max_cycles:
+                if loop.until is not Until.FINISHED:
+                    self.outcome.warnings.append(f"loop {loop.name!r}: {self._unmet(loop)} after "
+                                                 f"{loop.max_cycles} cycle(s)")
+                    await self.say(EventKind.LOG, {"level": "warning", "text": self.outcome.warnings[-1]})
+                return
+            for position in range(first_phase, len(loop.phases)):
+                phase = loop.phases[position]
+                await self._phase(phase, cycle + 1)
+                if loop.until is Until.FINISHED and position == 0 and self._says_done(loop, phase):
+                    return
+                following = (index, cycle, position + 1) if position + 1 < len(loop.phases) else (index, cycle + 1, 0)
+                await self._checkpoint(following, phase.name)
+            first_phase = 0
+
+    async def _loop_done(self, loop: Loop) -> bool:
+        assert self.bench is not None
+        if loop.until is Until.TESTS_PASS:
+            return bool((await self.tools.tests()).ok)
+        if loop.until is Until.NO_PLACEHOLDERS:
+            return not self.bench.refresh_unfinished()
+        return False
+
+    def _unmet(self, loop: Loop) -> str:
+        return "the tests still fail" if loop.until is Until.TESTS_PASS else "placeholders remain"
+
+    def _says_done(self, loop: Loop, phase: Phase) -> bool:
+        assert self.bench is not None
+        head = self.bench.conclusions.get(phase.name, "")[:80]
+        return re.search(rf"\b{re.escape(loop.stop_word)}\b", head, re.IGNORECASE) is not None
+
+    async def _phase(self, phase: Phase, cycle: int | None) -> None:
+        assert self.bench is not None
+        self.phase_name = phase.name
+        self.meter.start_phase(phase.name, cycle)
+        await self.say(EventKind.PHASE_STARTED, {"phase": phase.name, **({"cycle": cycle} if cycle else {})})
+        prompt = self.bench.render(phase.template)
+        dialogue = Dialogue(phase, self.chain.roles[phase.instructor], self.chain.roles[phase.assistant], prompt,
+                            speak=self.meter.speak, say=self.say, ask_human=self.runner.ask_human,
+                            job_id=self.spec.job_id)
+        result = await dialogue.run()
+        product = await self.produce(phase, dialogue, result)
+        self.bench.conclusions[phase.name] = product.conclusion
+        self.outcome.findings.extend(product.findings)
+        self.outcome.rejected_findings.extend({"finding": r.raw, "reason": r.reason} for r in product.rejected)
+        self.outcome.warnings.extend(product.warnings)
+        stats = self.meter.end_phase()
+        tally = stats.tally
+        await self.say(EventKind.PHASE_FINISHED, {
+            "phase": phase.name, **({"cycle": cycle} if cycle else {}), "conclusion": product.conclusion,
+            "tokens": tally.tokens, "prompt_tokens": tally.prompt_tokens,
+            "completion_tokens": tally.completion_tokens, "cost": tally.cost, "seconds": round(tally.seconds, 4),
+            "model_seconds": round(tally.model_seconds, 4), "engine_seconds": round(tally.engine_seconds, 4),
+            "calls": tally.calls, "turns": len(dialogue.transcript), "files": product.changed,
+        })
+        self.phase_name, self.last_phase = None, phase.name
+
+    async def _checkpoint(self, next_pos: tuple[int, int, int], last_phase: str) -> None:
+        assert self.bench is not None
+        checkpoint = make_checkpoint(chain=self.chain.name, job_id=self.spec.job_id, next_pos=next_pos,
+                                     last_phase=last_phase, bench=self.bench, usage=self.meter.job,
+                                     states=self._states(self.bench.scratch), warnings=self.outcome.warnings)
+        self.outcome.checkpoint = checkpoint
+        if self.runner.on_checkpoint is not None:
+            await self.runner.on_checkpoint(last_phase, checkpoint)
+
+
+def findings_by_file(findings: list[Finding]) -> dict[str, list[dict[str, Any]]]:
+    """Findings grouped per file, as the daemon stores them."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for finding in findings:
+        grouped.setdefault(finding.file, []).append(finding.to_dict())
+    return grouped

@@ -1,0 +1,78 @@
+"""The tool steps of a chain: run the tests, run the static checks, build the repository context.
+
+They run real programs (pytest, ruff) in the job's workspace copy — through the sandbox, which
+``daemon.workspace.testing`` uses — without blocking the event loop, and report what happened as TOOL_RUN
+events. Their results feed the templates: ``{test_report}``, ``{test_failures}``, ``{lint}``,
+``{context}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+from daemon.agents.workbench import Workbench
+from daemon.events import EventKind
+from daemon.workspace import repomap, testing
+
+TEST_TIMEOUT = 300.0
+
+
+def report_to_dict(report: Any) -> dict[str, Any] | None:
+    """A test report as plain data (for the outcome, events and checkpoints)."""
+    if report is None:
+        return None
+    failures = []
+    for failure in getattr(report, "failures", None) or []:
+        failures.append(dataclasses.asdict(failure) if dataclasses.is_dataclass(failure) else {"text": str(failure)})
+    return {"ok": bool(report.ok), "passed": getattr(report, "passed", 0), "failed": getattr(report, "failed", 0),
+            "summary": str(report.summary()), "failures": failures}
+
+
+class Tools:
+    def __init__(self, bench: Workbench, say: Any, *, test_command: str | None, context_tokens: int) -> None:
+        self.bench, self._say = bench, say
+        self.test_command, self.context_tokens = test_command, context_tokens
+
+    async def run(self, name: str) -> None:
+        await {"tests": self.tests, "static_check": self.static_check, "context": self.context}[name]()
+
+    async def tests(self) -> Any:
+        root = self.bench.root
+        if root is None:
+            raise RuntimeError("the tests need a workspace; none was given")
+        report = await testing.run_tests(root, self.test_command, timeout=TEST_TIMEOUT)
+        self.bench.test_report = report
+        data = report_to_dict(report)
+        assert data is not None
+        await self._say(EventKind.TOOL_RUN, {"tool": "tests", "ok": data["ok"], "summary": data["summary"],
+                                             "passed": data["passed"], "failed": data["failed"]}, "tester")
+        return report
+
+    async def static_check(self) -> list[Any]:
+        root = self.bench.root
+        files = self.bench.review_files() or self.bench.changed_files()
+        if root is None or not files:
+            self.bench.lint = []
+            return []
+        issues = await testing.static_check(root, files)
+        self.bench.lint = list(issues)
+        await self._say(EventKind.TOOL_RUN, {"tool": "static_check", "ok": not issues,
+                                             "summary": f"{len(issues)} issue(s) in {len(files)} file(s)"},
+                        "reviewer")
+        return self.bench.lint
+
+    async def context(self) -> str:
+        root = self.bench.root
+        if root is None:
+            self.bench.context_text = "(no repository)"
+            return self.bench.context_text
+        focus = self.bench.focus_files()
+        ctx = await asyncio.to_thread(repomap.build_context, root, self.bench.spec.task, self.context_tokens, focus)
+        self.bench.context_text = ctx.text
+        await self._say(EventKind.TOOL_RUN, {"tool": "context", "ok": True, "included": ctx.included,
+                                             "left_out": ctx.left_out, "tokens": ctx.tokens,
+                                             "summary": f"{len(ctx.included)} file(s) shown, "
+                                                        f"{len(ctx.left_out)} left out"}, None)
+        return ctx.text

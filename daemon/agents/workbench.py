@@ -1,0 +1,193 @@
+"""The state one job works on: the files (a scratch copy, or the user's tree read-only), the
+phases' conclusions, the latest test run and lint, and the rendering of template fields.
+
+Fields are rendered only when a template uses them, and every code listing is fitted into a
+character budget derived from the model's context window: what does not fit is named, never
+silently dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from daemon.agents.findings import FINDINGS_FORMAT, render_lint
+from daemon.agents.job import JobSpec
+from daemon.agents.loader import placeholders
+from daemon.agents.model import Chain
+from daemon.agents.placeholders import find_unfinished
+from daemon.workspace.edits import EDIT_FORMAT_HELP
+from daemon.workspace.paths import PathOutsideWorkspace, confine
+from daemon.workspace.scratch import NotEditable, Scratch
+
+_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust",
+              ".md": "markdown", ".toml": "toml", ".json": "json", ".sh": "bash", ".txt": "text"}
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+_DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
+HUNK_CONTEXT = 3
+
+
+def fence(path: str, text: str) -> str:
+    """A file in the same form the edit format asks the model to write (path on the fence line)."""
+    lang = _LANGUAGES.get(Path(path).suffix, "")
+    ticks = "````" if "```" in text else "```"
+    return f"{ticks}{lang} {path}\n{text.rstrip()}\n{ticks}"
+
+
+def numbered(lines: list[str], start: int, end: int) -> str:
+    """Lines ``start..end`` (1-based, inclusive) with their real line numbers."""
+    return "\n".join(f"{n:>4}| {lines[n - 1]}" for n in range(max(1, start), min(end, len(lines)) + 1))
+
+
+def diff_ranges(diff: str) -> dict[str, list[tuple[int, int]]]:
+    """For each file of a unified diff, the new-side line ranges of its hunks."""
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for block in re.split(r"^(?=diff --git |--- )", diff, flags=re.MULTILINE):
+        match = _DIFF_FILE.search(block)
+        if not match or match.group(1) == "/dev/null":
+            continue
+        spans = ranges.setdefault(match.group(1), [])
+        for hunk in _HUNK.finditer(block):
+            start, length = int(hunk.group(1)), int(hunk.group(2) or 1)
+            spans.append((start, start + max(length, 1) - 1))
+    return ranges
+
+
+class Workbench:
+    def __init__(self, spec: JobSpec, chain: Chain, scratch: Scratch | None, budget_chars: int) -> None:
+        self.spec, self.chain, self.scratch = spec, chain, scratch
+        self.root: Path | None = scratch.root if scratch else spec.workspace
+        self.budget_chars = budget_chars
+        self.conclusions: dict[str, str] = {}
+        self.context_text: str | None = None
+        self.test_report: Any = None   # daemon.workspace.testing.TestReport
+        self.lint: list[Any] = []      # LintIssue
+        self.unfinished_text = ""
+        self.left_out: list[str] = []
+
+    # -- files --------------------------------------------------------------------------
+    def read(self, path: str) -> str | None:
+        """A file's current text for the team, or None when it is missing, unsafe or not text."""
+        try:
+            if self.scratch is not None:
+                return self.scratch.read(path)
+            if self.root is None:
+                return None
+            return confine(self.root, path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError, PathOutsideWorkspace, NotEditable):
+            return None
+
+    def all_files(self) -> list[str]:
+        if self.scratch is not None:
+            return self.scratch.list_files()
+        return list(self.spec.files)
+
+    def changed_files(self) -> list[str]:
+        if self.scratch is None:
+            return []
+        return [e.path for e in self.scratch.proposed_change().edits if e.after is not None]
+
+    def focus_files(self) -> list[str]:
+        """What the user pointed at, what the team changed, and files named by failing tests."""
+        names = list(self.spec.files)
+        if self.spec.selection:
+            names.append(self.spec.selection.path)
+        names += self.changed_files()
+        for failure in getattr(self.test_report, "failures", None) or []:
+            name = getattr(failure, "file", None)
+            if name:
+                names.append(str(name))
+        return [n for n in dict.fromkeys(names) if self.read(n) is not None]
+
+    def review_files(self) -> list[str]:
+        """The files under review (a diff's, the selection's, or the given ones)."""
+        if self.spec.diff:
+            return list(diff_ranges(self.spec.diff))
+        if self.spec.selection:
+            return [self.spec.selection.path]
+        return list(self.spec.files)
+
+    # -- template fields ----------------------------------------------------------------
+    def render(self, template: str, extra: dict[str, str] | None = None) -> str:
+        values = dict(extra or {})
+        for name in set(placeholders(template)) - set(values):
+            values[name] = self.field(name)
+        return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: values.get(m.group(1), m.group(0)), template)
+
+    def field(self, name: str) -> str:
+        if name in {p.name for p in self.chain.phases()}:
+            return self.conclusions.get(name, "(not decided yet)")
+        simple = {"task": lambda: self.spec.task, "edit_format": lambda: EDIT_FORMAT_HELP.strip(),
+                  "findings_format": lambda: FINDINGS_FORMAT, "files": lambda: ", ".join(self.spec.files) or "(none)",
+                  "lint": lambda: render_lint(self.lint), "code": self.code, "diff": self.diff,
+                  "target": self.target, "context": lambda: self.context_text or self.code(),
+                  "test_report": self.test_summary, "test_failures": self.test_failures,
+                  "unfinished": self.unfinished}
+        return simple[name]()
+
+    def _listing(self, paths: list[str], render: Any) -> str:
+        parts, used, left = [], 0, []
+        for path in paths:
+            text = self.read(path)
+            if text is None:
+                continue
+            block = render(path, text)
+            if used + len(block) > self.budget_chars and parts:
+                left.append(path)
+                continue
+            parts.append(block)
+            used += len(block)
+        if left:
+            self.left_out = left
+            parts.append(f"(left out, too large for the context window: {', '.join(left)})")
+        return "\n\n".join(parts) if parts else "(no files yet)"
+
+    def code(self) -> str:
+        paths = self.all_files() if self.chain.start == "empty" else self.focus_files()
+        if not paths and self.context_text:
+            return self.context_text
+        return self._listing(paths, fence)
+
+    def diff(self) -> str:
+        if self.scratch is None:
+            return self.spec.diff or "(no change)"
+        return self.scratch.proposed_change().diff or "(no change yet)"
+
+    def target(self) -> str:
+        ranges = diff_ranges(self.spec.diff) if self.spec.diff else {}
+        selection = self.spec.selection
+
+        def render(path: str, text: str) -> str:
+            lines = text.splitlines()
+            if path in ranges:
+                spans = [(max(1, a - HUNK_CONTEXT), b + HUNK_CONTEXT) for a, b in ranges[path]]
+                body = "\n   ...\n".join(numbered(lines, a, b) for a, b in spans)
+                return f"{path} (changed hunks, with line numbers):\n{body}"
+            if selection and selection.path == path:
+                return (f"{path} (lines {selection.start_line}-{selection.end_line}):\n"
+                        + numbered(lines, selection.start_line, selection.end_line))
+            return f"{path} (with line numbers):\n" + numbered(lines, 1, len(lines))
+
+        return self._listing(self.review_files(), render)
+
+    def test_summary(self) -> str:
+        if self.test_report is None:
+            return "(the tests have not run)"
+        return str(self.test_report.summary())
+
+    def test_failures(self) -> str:
+        report = self.test_report
+        if report is None:
+            return "(the tests have not run)"
+        text = str(report.summary())
+        return text if len(text) <= self.budget_chars else text[: self.budget_chars] + "\n(... output cut)"
+
+    def refresh_unfinished(self) -> list[Any]:
+        files = [(p, self.read(p) or "") for p in self.all_files()]
+        found = find_unfinished(files)
+        self.unfinished_text = "\n".join(str(u) for u in found) or "(nothing)"
+        return found
+
+    def unfinished(self) -> str:
+        return self.unfinished_text or "(nothing)"

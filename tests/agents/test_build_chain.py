@@ -1,0 +1,176 @@
+"""The build chain end to end against the fake LLM server: a reviewer's comment changes the code,
+real pytest fails, its failure reaches the programmer's next prompt, and the fix makes it pass."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from daemon.agents.job import JobSpec
+from daemon.events import EventKind
+from daemon.workspace.change import apply_change
+
+CODING = '''Here is the program.
+
+```python wordcount.py
+import sys
+
+
+def count_words(text):
+    return len(text.split())
+
+
+def main(argv=None):
+    pass
+
+
+if __name__ == "__main__":
+    main()
+```
+
+```python tests/test_wordcount.py
+from wordcount import count_words
+
+
+def test_count_words():
+    assert count_words("a b  c") == 3
+```
+'''
+
+COMPLETION = '''```python wordcount.py
+import sys
+
+
+def count_words(text):
+    return len(text.split())
+
+
+def main(argv=None):
+    args = sys.argv[1:] if argv is None else argv
+    with open(args[0]) as handle:
+        print(count_words(handle.read()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+```'''
+
+COMMENT = "wordcount.py: users also want to count lines. Add count_lines(text) and a --lines flag."
+
+MODIFY = '''wordcount.py
+```python
+<<<<<<< SEARCH
+def main(argv=None):
+    args = sys.argv[1:] if argv is None else argv
+    with open(args[0]) as handle:
+        print(count_words(handle.read()))
+    return 0
+=======
+def count_lines(text):
+    return text.count("\\n")
+
+
+def main(argv=None):
+    args = sys.argv[1:] if argv is None else argv
+    path = [a for a in args if a != "--lines"][0]
+    with open(path) as handle:
+        text = handle.read()
+    print(count_lines(text) if "--lines" in args else count_words(text))
+    return 0
+>>>>>>> REPLACE
+```
+
+```python tests/test_wordcount.py
+from wordcount import count_lines, count_words
+
+
+def test_count_words():
+    assert count_words("a b  c") == 3
+
+
+def test_count_lines_without_final_newline():
+    assert count_lines("one\\ntwo") == 2
+```'''
+
+FIX = '''The count misses a last line without a newline.
+
+wordcount.py
+```python
+<<<<<<< SEARCH
+    return text.count("\\n")
+=======
+    return len(text.splitlines())
+>>>>>>> REPLACE
+```'''
+
+README = "# wordcount\n\nCounts the words (or, with --lines, the lines) of a file:\n\n    python wordcount.py a.txt\n"
+
+
+def script_build(fake_llm) -> None:
+    fake_llm.add_rule("A tool for the terminal fits.\n<INFO> Command-line program",
+                      user="Decide what form the product takes")
+    fake_llm.add_rule("<INFO> Python: wordcount.py (count_words, main) and tests/test_wordcount.py",
+                      user="Choose the programming language")
+    fake_llm.add_rule(CODING, user="Write the complete program")
+    fake_llm.add_rule(COMPLETION, user="These places are still unfinished")
+    fake_llm.add_rule(COMMENT, user="Give the ONE most important problem", times=1)
+    fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
+    fake_llm.add_rule(MODIFY, user="Fix the code as the comment asks")
+    fake_llm.add_rule(FIX, user="The tests fail:")
+    fake_llm.add_rule("No third-party package is needed: the standard library is enough.",
+                      user="Write requirements.txt")
+    fake_llm.add_rule(README, user="Write README.md")
+
+
+async def test_build_chain_review_then_failing_test_then_fix(fake_llm, make_runner, recorder, tmp_path):
+    script_build(fake_llm)
+    outcome = await make_runner().run(JobSpec(chain="build", task="a CLI that counts the words in a file",
+                                              job_id="job-build"))
+
+    assert outcome.status == "succeeded", outcome.error
+    assert not outcome.warnings, outcome.warnings
+    assert recorder.phases_finished() == ["demand_analysis", "design", "coding", "complete", "review_comment",
+                                          "review_modify", "review_comment", "test_fix", "environment", "manual"]
+    # the placeholder main() was found and sent to the completion phase
+    completion = fake_llm.prompts_containing("These places are still unfinished")[0]
+    assert "wordcount.py:8: function main() has no implementation" in completion.last_user
+    # the reviewer's comment reached the programmer
+    assert COMMENT in fake_llm.prompts_containing("Fix the code as the comment asks")[0].last_user
+    # real pytest failed, and its failure text reached the next prompt
+    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "tests"]
+    assert [r["ok"] for r in runs] == [False, True]
+    fix_prompt = fake_llm.prompts_containing("The tests fail:")[0].last_user
+    assert "test_count_lines_without_final_newline" in fix_prompt and "assert 1 == 2" in fix_prompt
+    assert outcome.test_report["ok"] and outcome.test_report["passed"] == 2
+    assert outcome.conclusion.startswith("Tests PASSED")
+    # conclusions carried over: the design reached the coding prompt
+    assert "wordcount.py (count_words, main)" in fake_llm.prompts_containing("Write the complete program")[0].last_user
+
+    change = outcome.change
+    assert change is not None and change.files == ["README.md", "tests/test_wordcount.py", "wordcount.py"]
+    assert "requirements.txt" not in change.files  # prose is not written into a requirements file
+    assert [s.instruction.split(":")[0] for s in outcome.code_states] == [
+        "initial state", "coding", "complete", "review_modify", "test_fix", "manual"]
+    assert len(recorder.of(EventKind.CODE_STATE)) == 5
+
+    # the proposed program works for a user who applies it
+    target = tmp_path / "applied"
+    target.mkdir()
+    apply_change(target, change)
+    (target / "notes.txt").write_text("one two\nthree")
+    run = subprocess.run([sys.executable, "wordcount.py", "--lines", "notes.txt"], cwd=target,
+                         capture_output=True, text=True, timeout=30)
+    assert run.stdout.strip() == "2"
+
+    # accounting: per phase and per job, matching what the server counted
+    finished = recorder.of(EventKind.PHASE_FINISHED)
+    assert all(e.data["tokens"] > 0 and e.data["calls"] >= 1 for e in finished)
+    assert outcome.usage.prompt_tokens == sum(r.prompt_tokens for r in fake_llm.requests)
+    assert outcome.usage.calls == len(fake_llm.requests) == 10
+    assert sum(e.data["tokens"] for e in finished) == outcome.usage.tokens
+    # every turn is a MESSAGE event with its phase and role
+    messages = recorder.of(EventKind.MESSAGE)
+    assert {(m.phase, m.role) for m in messages} >= {("coding", "cto"), ("coding", "programmer"),
+                                                     ("review_comment", "reviewer"), ("test_fix", "tester")}
+    assert outcome.checkpoint and outcome.checkpoint["next"] == [8, 0, 0]
