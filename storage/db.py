@@ -1,0 +1,177 @@
+"""The connection to the one SQLite file: pragmas, short write transactions, migrations.
+
+A :class:`Connection` belongs to the thread that opened it (SQLite objects refuse cross-thread
+use); other threads and processes open their own. WAL lets any number of readers run while one
+writer writes; writers queue on the lock for up to ``BUSY_TIMEOUT_S``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from storage.errors import SchemaTooNewError, StoreError, WrongThreadError
+from storage.migrations import LATEST_VERSION, MIGRATIONS, Migration
+
+BUSY_TIMEOUT_S = 30.0
+
+Tracer = Callable[[str, Any], None]
+Params = Sequence[Any] | dict[str, Any]
+
+
+class Connection:
+    """One SQLite connection with Troupe's pragmas, usable only from the thread that opened it."""
+
+    def __init__(self, db: Database, path: str, read_only: bool) -> None:
+        self._db = db
+        self.path = path
+        self.read_only = read_only
+        self._owner = threading.get_ident()
+        self._closed = False
+
+    @property
+    def db(self) -> Database:
+        """The sqlite-utils ``Database``; checks the calling thread first."""
+        if self._closed:
+            raise StoreError(f"the store for {self.path} is closed; open it again")
+        if threading.get_ident() != self._owner:
+            raise WrongThreadError(
+                f"this Store for {self.path} was opened in thread {self._owner} and cannot be used from "
+                f"thread {threading.get_ident()}: open one Store per thread, or use AsyncStore")
+        return self._db
+
+    def execute(self, sql: str, params: Params = ()) -> sqlite3.Cursor:
+        return self.db.execute(sql, params)
+
+    def all(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
+        cursor = self.db.execute(sql, params)
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def one(self, sql: str, params: Params = ()) -> dict[str, Any] | None:
+        rows = self.all(sql, params)
+        return rows[0] if rows else None
+
+    def scalar(self, sql: str, params: Params = ()) -> Any:
+        rows = self.db.execute(sql, params).fetchall()  # to the end, so a RETURNING write completes
+        return rows[0][0] if rows else None
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[None]:
+        """One transaction around several writes: all of them land, or none.
+
+        ``BEGIN IMMEDIATE`` takes the write lock up front, so a read-then-write inside the block
+        cannot be overtaken by another writer. Nested blocks become savepoints.
+        """
+        db = self.db
+        if db.conn.in_transaction:
+            name = f"troupe_{secrets.token_hex(4)}"
+            db.execute(f"SAVEPOINT {name}")
+            try:
+                yield
+            except BaseException:
+                if db.conn.in_transaction:  # some errors end the whole transaction themselves
+                    db.execute(f"ROLLBACK TO {name}")
+                    db.execute(f"RELEASE {name}")
+                raise
+            db.execute(f"RELEASE {name}")
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            db.execute("COMMIT")
+        except BaseException:
+            if db.conn.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        if not self._closed:
+            self.db.conn.close()
+            self._closed = True
+
+
+def connect(path: str | Path, *, read_only: bool = False, tracer: Tracer | None = None) -> Connection:
+    """Open ``path`` with WAL, foreign keys, a busy timeout and ``synchronous=NORMAL``.
+
+    Does not migrate; see :func:`migrate`. ``tracer`` is called with ``(sql, params)`` before each
+    statement (for debugging and tests).
+    """
+    path = str(path)
+    try:
+        if read_only:
+            uri = Path(path).absolute().as_uri() + "?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        else:
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open the Troupe database at {path}: {exc} "
+                         "(does the folder exist and can this user write to it?)") from exc
+    try:
+        db = Database(conn, tracer=tracer, execute_plugins=False)
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        db.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable except on power loss, never corrupt
+        db.execute("PRAGMA schema_version").fetchone()  # "file is not a database" shows up here
+        if not read_only and path != ":memory:":
+            mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode != "wal":
+                conn.close()
+                raise StoreError(f"{path} cannot use write-ahead logging (journal mode stays {mode!r}); "
+                                 "keep TROUPE_HOME on a local filesystem")
+    except sqlite3.OperationalError as exc:  # locked, read-only folder, disk full...
+        conn.close()
+        raise StoreError(f"cannot prepare the Troupe database at {path}: {exc}") from exc
+    except sqlite3.DatabaseError as exc:  # "file is not a database", a damaged header
+        conn.close()
+        raise StoreError(f"{path} is not a usable SQLite database: {exc}; move it aside and Troupe "
+                         "will create a fresh one") from exc
+    return Connection(db, path, read_only)
+
+
+def schema_version(connection: Connection) -> int:
+    return int(connection.scalar("PRAGMA user_version"))
+
+
+def migrate(connection: Connection, migrations: Sequence[Migration] = MIGRATIONS,
+            target: int | None = None) -> int:
+    """Run the pending steps (up to ``target``, default all), each in its own transaction.
+
+    Returns the version reached. Raises :class:`SchemaTooNewError` when the file is newer than
+    ``migrations`` and changes nothing. Safe when several processes open the file at once: the
+    version is re-read under the write lock, so each step runs exactly once.
+    """
+    latest = migrations[-1].version if migrations else 0
+    target = latest if target is None else target
+    current = schema_version(connection)
+    if current > latest:
+        raise SchemaTooNewError(
+            f"{connection.path} has schema version {current}, but this Troupe only knows versions up "
+            f"to {latest}. Upgrade Troupe, or point TROUPE_HOME at another folder; the file was not "
+            "changed.")
+    pending = [m for m in migrations if current < m.version <= target]
+    if pending and connection.read_only:
+        raise StoreError(f"{connection.path} is at schema version {current} and needs migrating to "
+                         f"{target}; open it read-write once (start the daemon) first")
+    for step in pending:
+        try:
+            with connection.write():
+                if schema_version(connection) >= step.version:
+                    continue  # another process ran this step while we waited for the lock
+                step.apply(connection.db)
+                connection.execute(f"PRAGMA user_version = {int(step.version)}")
+        except Exception as exc:
+            raise StoreError(f"migration {step.version} ({step.name}) of {connection.path} failed and "
+                             f"was rolled back; the database stays at version "
+                             f"{schema_version(connection)}: {exc}") from exc
+    return schema_version(connection)
+
+
+__all__ = ["BUSY_TIMEOUT_S", "LATEST_VERSION", "Connection", "connect", "migrate", "schema_version"]

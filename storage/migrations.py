@@ -1,0 +1,200 @@
+"""The schema, as an append-only list of numbered steps.
+
+``PRAGMA user_version`` holds the number of the last step a database has run. Opening a database
+runs the pending steps in order (``storage.db.migrate``), each in its own ``BEGIN IMMEDIATE``
+transaction that also sets ``user_version``, so a crash mid-step leaves the previous version
+intact and the next open simply retries it.
+
+How to change the schema (e.g. add the experience pools)::
+
+    def _v3_experience_pools(db: Database) -> None:
+        run_script(db, '''
+            CREATE TABLE experiences (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                role TEXT NOT NULL, task TEXT NOT NULL, lesson TEXT NOT NULL,
+                score REAL NOT NULL DEFAULT 0, created REAL NOT NULL
+            );
+            CREATE INDEX experiences_role ON experiences(role, score DESC);
+        ''')
+        add_fts(db, "experiences", ["task", "lesson"])  # then search with storage.search.search_rows
+
+    MIGRATIONS = [..., Migration(3, "experience pools", _v3_experience_pools)]
+
+Rules, because databases in the wild have already run the old steps:
+
+- Append only. Never edit, renumber or remove a step that has been committed.
+- One step = one transaction: no ``PRAGMA foreign_keys`` or ``VACUUM`` inside a step (SQLite
+  ignores or refuses them in a transaction). To rebuild a table (SQLite's ALTER is limited),
+  follow https://www.sqlite.org/lang_altertable.html#otheralter with
+  ``PRAGMA defer_foreign_keys = ON`` at the start of the step.
+- No CHECK constraints for enum columns: enums are validated in Python (``storage.records``), so a
+  new job kind or state needs no migration.
+- ``tests/storage/test_migrations.py`` runs every step from every earlier version automatically.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int  # 1, 2, 3, ... with no gaps
+    name: str  # what the step adds, for error messages and `troupe doctor`
+    apply: Callable[[Database], None]  # runs inside the step's transaction
+
+
+def run_script(db: Database, script: str) -> None:
+    """Run several ``;``-separated statements inside the current transaction.
+
+    (``sqlite3.Connection.executescript`` would COMMIT first, splitting a step in two.)
+    """
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise ValueError(f"migration script ends with an incomplete statement: {statement.strip()!r}")
+
+
+def add_fts(db: Database, table: str, columns: Sequence[str], *, rowid: str = "id") -> None:
+    """Full-text index ``{table}_fts`` over ``columns`` of ``table``, kept in step by triggers.
+
+    An external-content FTS5 table (the text is stored once, in ``table``) with BM25 ranking and
+    porter stemming; rows already in ``table`` are indexed at once. The update trigger fires only
+    when an indexed column changes, so state updates cost nothing. ``rowid`` must be the
+    table's INTEGER PRIMARY KEY. Search it with ``storage.search.search_rows``.
+    """
+    fts = f"{table}_fts"
+    cols = ", ".join(columns)
+    new = ", ".join(f"new.{c}" for c in columns)
+    old = ", ".join(f"old.{c}" for c in columns)
+    run_script(db, f"""
+        CREATE VIRTUAL TABLE {fts} USING fts5(
+            {cols}, content='{table}', content_rowid='{rowid}', tokenize='{FTS_TOKENIZER}'
+        );
+        CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN
+            INSERT INTO {fts}(rowid, {cols}) VALUES (new.{rowid}, {new});
+        END;
+        CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN
+            INSERT INTO {fts}({fts}, rowid, {cols}) VALUES ('delete', old.{rowid}, {old});
+        END;
+        CREATE TRIGGER {table}_au AFTER UPDATE OF {cols} ON {table} BEGIN
+            INSERT INTO {fts}({fts}, rowid, {cols}) VALUES ('delete', old.{rowid}, {old});
+            INSERT INTO {fts}(rowid, {cols}) VALUES (new.{rowid}, {new});
+        END;
+        INSERT INTO {fts}({fts}) VALUES ('rebuild');
+    """)
+
+
+def _v1_tables(db: Database) -> None:
+    # Enum columns (kind, state, severity) are validated in Python; see the module docstring.
+    run_script(db, """
+        CREATE TABLE workspaces (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            root TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            created REAL NOT NULL,
+            settings TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE TABLE jobs (
+            id TEXT PRIMARY KEY,
+            workspace_id INTEGER REFERENCES workspaces(id) ON DELETE SET NULL,
+            kind TEXT NOT NULL,
+            state TEXT NOT NULL,
+            priority INTEGER NOT NULL DEFAULT 0,
+            request TEXT NOT NULL DEFAULT '{}',
+            result TEXT,
+            error TEXT,
+            created REAL NOT NULL,
+            updated REAL NOT NULL,
+            started REAL,
+            finished REAL,
+            last_phase TEXT,
+            checkpoint TEXT,
+            last_seq INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX jobs_queue ON jobs(state, priority DESC, created);
+        CREATE INDEX jobs_workspace ON jobs(workspace_id, created);
+        CREATE INDEX jobs_created ON jobs(created);
+        CREATE TABLE job_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            at REAL NOT NULL,
+            kind TEXT NOT NULL,
+            phase TEXT,
+            role TEXT,
+            data TEXT NOT NULL DEFAULT '{}',
+            text TEXT NOT NULL DEFAULT '',  -- the strings inside data, for full-text search
+            UNIQUE (job_id, seq)
+        );
+        CREATE TABLE changes (
+            id TEXT PRIMARY KEY,
+            job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+            workspace_id INTEGER REFERENCES workspaces(id) ON DELETE CASCADE,
+            diff TEXT NOT NULL,
+            edits TEXT NOT NULL DEFAULT 'null',
+            base_hashes TEXT NOT NULL DEFAULT '{}',
+            state TEXT NOT NULL,
+            created REAL NOT NULL,
+            updated REAL NOT NULL
+        );
+        CREATE INDEX changes_job ON changes(job_id);
+        CREATE INDEX changes_workspace ON changes(workspace_id, state);
+        CREATE TABLE findings (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: editors hold ids in diagnostics
+            workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+            job_id TEXT REFERENCES jobs(id) ON DELETE SET NULL,
+            file TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            start_col INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            end_col INTEGER,
+            severity TEXT NOT NULL,
+            message TEXT NOT NULL,
+            rule TEXT,
+            suggested_fix TEXT,
+            fingerprint TEXT NOT NULL,
+            state TEXT NOT NULL,
+            created REAL NOT NULL,
+            updated REAL NOT NULL
+        );
+        CREATE INDEX findings_file ON findings(workspace_id, file, state);
+        CREATE INDEX findings_fingerprint ON findings(workspace_id, file, fingerprint);
+        CREATE UNIQUE INDEX findings_one_open ON findings(workspace_id, file, fingerprint)
+            WHERE state = 'open';
+        CREATE INDEX findings_job ON findings(job_id);
+        CREATE TABLE usage (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            job_id TEXT REFERENCES jobs(id) ON DELETE SET NULL,  -- spend outlives its job
+            at REAL NOT NULL,
+            model TEXT NOT NULL,
+            role TEXT,
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            cost REAL NOT NULL
+        );
+        CREATE INDEX usage_job ON usage(job_id);
+    """)
+
+
+def _v2_full_text_search(db: Database) -> None:
+    add_fts(db, "job_events", ["text"])
+    add_fts(db, "findings", ["message", "rule", "file"])
+
+
+MIGRATIONS: list[Migration] = [
+    Migration(1, "workspaces, jobs, job events, changes, findings, usage", _v1_tables),
+    Migration(2, "full-text search over job events and findings", _v2_full_text_search),
+]
+
+LATEST_VERSION = MIGRATIONS[-1].version

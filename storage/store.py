@@ -1,0 +1,79 @@
+"""``Store``: the sync API over the one SQLite file. See the ``storage`` package docstring for a tour."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from storage.db import Connection, Tracer, connect, migrate, schema_version
+from storage.verbs.changes import ChangeVerbs
+from storage.verbs.events import EventVerbs
+from storage.verbs.findings import FindingVerbs
+from storage.verbs.jobs import JobVerbs
+from storage.verbs.usage import UsageVerbs
+from storage.verbs.workspaces import WorkspaceVerbs
+
+
+class Store(WorkspaceVerbs, JobVerbs, EventVerbs, ChangeVerbs, FindingVerbs, UsageVerbs):
+    """Workspaces, jobs, events, changes, findings and usage in one SQLite file.
+
+    A Store holds one connection and may only be used from the thread that opened it
+    (``WrongThreadError`` otherwise); use ``AsyncStore`` from asyncio, or one Store per thread.
+    Each verb is one transaction; group several with ``with store.transaction():``.
+    """
+
+    def __init__(self, connection: Connection) -> None:
+        self._conn = connection
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, read_only: bool = False,
+             tracer: Tracer | None = None) -> Store:
+        """Open (creating and migrating if needed) the database at ``path``.
+
+        ``read_only`` opens a reader connection that never migrates; ``tracer`` is called with
+        ``(sql, params)`` before each statement.
+        """
+        connection = connect(path, read_only=read_only, tracer=tracer)
+        try:
+            migrate(connection)
+        except BaseException:
+            connection.close()
+            raise
+        return cls(connection)
+
+    @property
+    def path(self) -> str:
+        return self._conn.path
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Store]:
+        """Make several verbs one transaction: all land, or (on an exception) none."""
+        with self._conn.write():
+            yield self
+
+    def schema_version(self) -> int:
+        return schema_version(self._conn)
+
+    def integrity_check(self) -> str:
+        """``"ok"``, or SQLite's description of what is damaged (one problem per line)."""
+        rows = self._conn.all("PRAGMA integrity_check")
+        return "\n".join(str(next(iter(row.values()))) for row in rows)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+
+def store_verbs() -> list[str]:
+    """Names of the Store methods that ``AsyncStore`` mirrors as coroutines."""
+    skip = {"close", "transaction"}  # AsyncStore has its own close; transactions go through run()
+    return [name for name, _ in inspect.getmembers(Store, inspect.isfunction)
+            if not name.startswith("_") and name not in skip]
