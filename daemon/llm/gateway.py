@@ -180,7 +180,7 @@ class Gateway:
                 log.warning("model %s: %s; retry %d in %.2fs", name, reason, attempts, delay)
                 await self._sleep(delay)
 
-        usage.cost = self._cost(litellm, name, usage)
+        usage.cost = self._price(litellm, name, usage)
         if budget is not None:
             budget.charge(usage)
         if self.on_usage is not None:
@@ -243,18 +243,9 @@ class Gateway:
             completion = len(text) // 4
         return Usage(int(prompt), int(completion))
 
-    def _cost(self, litellm: Any, model: str, usage: Usage) -> float:
-        """Dollars for this call; 0 for local, self-hosted or unpriced models, never an exception."""
-        if self.settings.api_base and model.startswith(("openai/", "hosted_vllm/", "ollama", "llamafile")):
-            return 0.0 if self._is_local(self.settings.api_base) else self._price(litellm, model, usage)
-        return self._price(litellm, model, usage)
-
-    @staticmethod
-    def _is_local(api_base: str) -> bool:
-        return any(host in api_base for host in ("127.0.0.1", "localhost", "[::1]", "0.0.0.0"))
-
     @staticmethod
     def _price(litellm: Any, model: str, usage: Usage) -> float:
+        """Dollars for this call from litellm's bundled price list; 0 for local or unpriced models."""
         try:
             prompt_cost, completion_cost = litellm.cost_per_token(
                 model=model, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
