@@ -19,7 +19,7 @@ from daemon.agents.model import Phase, Produces
 from daemon.agents.workbench import Workbench
 from daemon.events import EventKind
 from daemon.workspace.edits import EDIT_FORMAT_HELP, EditApplyError, EditParseError, apply_edits, parse_edits
-from daemon.workspace.paths import PathOutsideWorkspace
+from daemon.workspace.paths import PathOutsideWorkspace, confine
 from daemon.workspace.scratch import NotEditable
 
 _CITATION = re.compile(r"([\w./-]+\.[A-Za-z0-9]+):(\d+)")
@@ -70,6 +70,7 @@ class Producer:
                 edits = parse_edits(reply, default_path=default)
                 if not edits:
                     raise EditParseError("your reply contains no file edit.\n\n" + EDIT_FORMAT_HELP)
+                self.confine_to_user_tree([e.path for e in edits])
                 changed = apply_edits(scratch, edits)
                 break
             except (EditParseError, EditApplyError, PathOutsideWorkspace, NotEditable) as exc:
@@ -80,6 +81,14 @@ class Producer:
         await self.record_state(phase, dialogue.prompt, changed)
         summary = f"changed {', '.join(changed)}" if changed else "no file changed"
         return Product(summary, changed=changed)
+
+    def confine_to_user_tree(self, paths: list[str]) -> None:
+        """Refuse paths that would leave the user's tree when applied there (a symlink in the repo
+        that leads outside is not copied into the scratch, so the scratch alone cannot tell)."""
+        workspace = self.bench.spec.workspace
+        if workspace is not None and self.bench.chain.start == "repository":
+            for path in paths:
+                confine(workspace, path)
 
     async def record_state(self, phase: Phase, prompt: str, changed: list[str]) -> None:
         scratch = self.bench.scratch

@@ -1,0 +1,89 @@
+"""The review chain: static checks first (given to the reviewer, never re-asked), then JSON
+findings validated against the file — right lines kept, wrong lines re-anchored or dropped."""
+
+from __future__ import annotations
+
+from daemon.agents.job import JobSpec, Selection
+from daemon.events import EventKind
+from tests.agents.conftest import snapshot_tree, write_tree
+
+CALC = """import os
+
+
+def divide(a, b):
+    return a / b
+
+
+def average(values):
+    return sum(values) / len(values)
+"""
+
+FINDINGS = """Here are my findings:
+```json
+[
+  {"file": "calc.py", "start_line": 5, "end_line": 5, "severity": "major",
+   "message": "divide() does not handle b == 0", "quote": "return a / b",
+   "replacement": "    return a / b if b else 0.0"},
+  {"file": "calc.py", "start_line": 2, "end_line": 2, "severity": "major",
+   "message": "average([]) raises ZeroDivisionError", "quote": "return sum(values) / len(values)"},
+  {"file": "calc.py", "start_line": 999, "severity": "minor", "message": "a phantom line"},
+  {"file": "calc.py", "start_line": 4, "severity": "minor", "message": "quotes code that is not there",
+   "quote": "def multiply(a, b):"},
+  {"file": "other.py", "start_line": 1, "severity": "info", "message": "a file nobody asked about"},
+]
+```"""
+
+
+async def test_review_findings_carry_correct_lines(fake_llm, make_runner, recorder, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC, "other.py": "x = 1\n"})
+    before = snapshot_tree(repo)
+    fake_llm.add_rule(FINDINGS, system="You are a code reviewer")
+
+    outcome = await make_runner().run(JobSpec(chain="review", task="review calc.py", workspace=repo,
+                                              files=["calc.py"], job_id="job-review"))
+
+    assert outcome.status == "succeeded", outcome.error
+    placed = [(f.file, f.start_line, f.end_line, f.severity, f.source) for f in outcome.findings]
+    assert placed == [("calc.py", 1, 1, "minor", "ruff"),       # lint, found without the model
+                      ("calc.py", 5, 5, "major", "reviewer"),   # right as given
+                      ("calc.py", 9, 9, "major", "reviewer")]   # quoted code found at its real line
+    assert outcome.findings[0].rule == "F401"
+    assert outcome.findings[1].replacement == "    return a / b if b else 0.0"
+    reasons = [r["reason"] for r in outcome.rejected_findings]
+    assert reasons == ["line 999 does not exist in calc.py (9 lines)",
+                       "the quoted code 'def multiply(a, b):' is not in calc.py",
+                       "file 'other.py' was not under review"]
+    dropped = [e.data["text"] for e in recorder.of(EventKind.LOG) if e.data.get("finding")]
+    assert len(dropped) == 3
+    # the reviewer got numbered lines and the lint it must not repeat
+    prompt = fake_llm.requests[0].last_user
+    assert "   5|     return a / b" in prompt
+    assert "calc.py:1: F401" in prompt
+    assert len(fake_llm.requests) == 1
+    assert snapshot_tree(repo) == before
+
+
+async def test_reviewing_a_diff_shows_only_the_changed_hunks(fake_llm, make_runner, tmp_path):
+    body = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(1, 30))
+    repo = write_tree(tmp_path / "repo", {"mod.py": body})
+    diff = ("diff --git a/mod.py b/mod.py\n--- a/mod.py\n+++ b/mod.py\n@@ -49,2 +49,2 @@\n"
+            " def f13():\n-    return 12\n+    return 13\n")
+    fake_llm.add_rule('[{"file": "mod.py", "start_line": 50, "severity": "info", "message": "magic number",'
+                      ' "quote": "return 13"}]', system="You are a code reviewer")
+    outcome = await make_runner().run(JobSpec(chain="review", task="review my change", workspace=repo, diff=diff))
+    assert outcome.status == "succeeded", outcome.error
+    prompt = fake_llm.requests[0].last_user
+    assert "mod.py (changed hunks, with line numbers)" in prompt
+    assert "  50|     return 13" in prompt and "def f1():" not in prompt and "def f29():" not in prompt
+    assert [(f.file, f.start_line) for f in outcome.findings] == [("mod.py", 50)]
+
+
+async def test_a_selection_is_reviewed_with_its_real_line_numbers(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
+    fake_llm.add_rule("[]", system="You are a code reviewer")
+    outcome = await make_runner().run(JobSpec(chain="review", task="review", workspace=repo,
+                                              selection=Selection("calc.py", 8, 9)))
+    assert outcome.status == "succeeded" and [f.source for f in outcome.findings] == ["ruff"]
+    prompt = fake_llm.requests[0].last_user
+    assert "calc.py (lines 8-9)" in prompt and "   9|     return sum(values)" in prompt
+    assert "divide" not in prompt
