@@ -1,0 +1,289 @@
+"""What a model sees of a repository: a compact map, then the files that matter, within a token budget.
+
+:func:`build_context` never sends the whole repository when it does not fit: the map lists
+files (and, for Python, classes and functions with their lines via ``ast``; a few other
+languages by pattern), the most relevant files follow in full, and a closing note says
+what was left out. Relevance is lexical: the task's words and identifiers against each
+file's path, symbols and text (weighted by rarity, like BM25's idf).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from daemon.workspace.files import list_repo_files
+from daemon.workspace.paths import PathOutsideWorkspace, normalize_rel
+
+__all__ = ["Context", "Symbol", "build_context", "estimate_tokens", "list_repo_files", "python_symbols", "symbols_for"]
+
+_STOPWORDS = frozenset({
+    "the", "and", "for", "with", "that", "this", "from", "into", "when", "what", "which", "where", "make", "makes",
+    "should", "would", "could", "does", "have", "has", "are", "was", "were", "not", "but", "all", "any", "can",
+    "its", "use", "using", "add", "fix", "file", "files", "code", "please", "also", "then", "than", "them", "they",
+    "there", "their", "our", "your", "you", "new", "get", "set", "let", "how", "why", "def", "class", "self",
+    "return", "true", "false", "none", "import",
+})
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_PATTERNS: dict[tuple[str, ...], list[tuple[str, re.Pattern[str]]]] = {
+    (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs"): [
+        ("function", re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(\w+)")),
+        ("class", re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(\w+)")),
+    ],
+    (".go",): [
+        ("function", re.compile(r"^func\s+(?:\([^)]*\)\s*)?(\w+)")),
+        ("class", re.compile(r"^type\s+(\w+)\s+(?:struct|interface)\b")),
+    ],
+    (".rs",): [
+        ("function", re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+(\w+)")),
+        ("class", re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait)\s+(\w+)")),
+    ],
+    (".java", ".kt", ".cs", ".scala"): [
+        ("class", re.compile(r"^\s*(?:[\w@]+\s+)*(?:class|interface|enum|object|record)\s+(\w+)")),
+    ],
+    (".rb",): [
+        ("function", re.compile(r"^\s*def\s+((?:self\.)?\w+[?!]?)")),
+        ("class", re.compile(r"^\s*(?:class|module)\s+(\w+)")),
+    ],
+}
+_PY_FALLBACK = [
+    ("function", re.compile(r"^(?:async\s+)?def\s+(\w+)")),
+    ("class", re.compile(r"^class\s+(\w+)")),
+    ("method", re.compile(r"^\s+(?:async\s+)?def\s+(\w+)")),
+]
+_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust", ".md": "markdown",
+              ".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".sh": "bash", ".rb": "ruby"}
+
+
+@dataclass
+class Symbol:
+    name: str     # qualified for methods and nested classes: ``Engine.run``
+    kind: str     # "class", "function" or "method"
+    line: int     # 1-based line of the ``def``/``class``
+    end_line: int
+
+
+@dataclass
+class Context:
+    text: str
+    included: list[str] = field(default_factory=list)   # files shown in full
+    left_out: list[str] = field(default_factory=list)   # relevant files that did not fit, most relevant first
+    tokens: int = 0
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token count (3 bytes a token; real tokenizers average 3.5 to 4 on code)."""
+    return (len(text.encode("utf-8")) + 2) // 3
+
+
+def python_symbols(source: str) -> list[Symbol]:
+    """Classes, functions and methods with their lines; a file with a syntax error is scanned by pattern."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return _pattern_symbols(source, _PY_FALLBACK)
+    found: list[Symbol] = []
+
+    def visit(body: Iterable[ast.stmt], prefix: str, in_class: bool) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                found.append(Symbol(prefix + node.name, "class", node.lineno, node.end_lineno or node.lineno))
+                visit(node.body, f"{prefix}{node.name}.", True)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                kind = "method" if in_class else "function"
+                found.append(Symbol(prefix + node.name, kind, node.lineno, node.end_lineno or node.lineno))
+
+    visit(tree.body, "", False)
+    return found
+
+
+def symbols_for(path: str, source: str) -> list[Symbol]:
+    """Symbols of any supported language, picked by the file's extension ([] for others)."""
+    suffix = Path(path).suffix.lower()
+    if suffix in (".py", ".pyi"):
+        return python_symbols(source)
+    for suffixes, patterns in _PATTERNS.items():
+        if suffix in suffixes:
+            return _pattern_symbols(source, patterns)
+    return []
+
+
+def _pattern_symbols(source: str, patterns: list[tuple[str, re.Pattern[str]]]) -> list[Symbol]:
+    found = []
+    for number, line in enumerate(source.split("\n"), 1):
+        for kind, pattern in patterns:
+            match = pattern.match(line)
+            if match:
+                found.append(Symbol(match[1], kind, number, number))
+                break
+    return found
+
+
+def task_terms(text: str) -> set[str]:
+    """Lower-case words of ``text``, identifiers split at ``_`` and camelCase, stopwords dropped."""
+    terms = set()
+    for word in _WORD.findall(text):
+        parts = [word, *word.split("_"), *_CAMEL.findall(word)]
+        terms.update(part.lower() for part in parts if len(part) >= 3)
+    return terms - _STOPWORDS
+
+
+@dataclass
+class _File:
+    path: str
+    text: str
+    symbols: list[Symbol]
+    words: Counter[str]
+    score: float = 0.0
+
+
+def build_context(
+    root: Path, task: str, token_budget: int, focus: Iterable[str] = (), *, line_numbers: bool = True
+) -> Context:
+    """A repository map, then the full text of the most relevant files, never more than ``token_budget`` tokens.
+
+    ``focus`` files come first; then files ranked by lexical relevance to ``task``. Files
+    that matter but do not fit are named in ``left_out`` and in a note at the end.
+    """
+    root = Path(root)
+    files = _load(root)
+    ranked = _rank(files, task, _focus(focus))
+    budget = max(0, token_budget)
+    map_text = _render_map(files, ranked, budget * 0.35)
+    included: list[str] = []
+    left_out: list[str] = []
+    sections: list[str] = []
+    used = estimate_tokens(map_text) + 60  # room for headers and the closing note
+    for item in ranked:
+        section = _render_file(item, line_numbers)
+        cost = estimate_tokens(section)
+        if used + cost <= budget - 8 * min(len(left_out) + 1, 20):
+            sections.append(section)
+            included.append(item.path)
+            used += cost
+        else:
+            left_out.append(item.path)
+    text = _assemble(map_text, sections, left_out, files, line_numbers)
+    while estimate_tokens(text) > budget and sections:
+        sections.pop()
+        left_out.insert(0, included.pop())
+        text = _assemble(map_text, sections, left_out, files, line_numbers)
+    if estimate_tokens(text) > budget:
+        text = text[: max(0, budget * 3 - 40)].rsplit("\n", 1)[0] + "\n[context cut to fit the budget]\n"
+        text = text if estimate_tokens(text) <= budget else ""
+    return Context(text=text, included=included, left_out=left_out, tokens=estimate_tokens(text))
+
+
+def _load(root: Path) -> dict[str, _File]:
+    files = {}
+    for rel in list_repo_files(root):
+        try:
+            text = (root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # vanished or changed since the listing: nothing to show
+        words = Counter(term for line in text.split("\n") for term in task_terms(line))
+        files[rel] = _File(rel, text, symbols_for(rel, text), words)
+    return files
+
+
+def _focus(focus: Iterable[str]) -> list[str]:
+    clean = []
+    for rel in focus:
+        try:
+            clean.append(normalize_rel(rel))
+        except PathOutsideWorkspace:
+            continue  # a caller's bad focus path only loses its priority
+    return clean
+
+
+def _rank(files: dict[str, _File], task: str, focus: list[str]) -> list[_File]:
+    """Focus files in the given order, then every file with some relevance to the task, best first."""
+    terms = task_terms(task)
+    mentioned = {token.strip("`'\".,:;()") for token in task.split()}
+    tests_unasked = not terms & {"test", "tests", "pytest", "testing", "unittest"}
+    idf = {term: math.log(1 + len(files) / (sum(1 for f in files.values() if term in f.words) or 1)) for term in terms}
+    for item in files.values():
+        item.score = 0.0
+        path_words = task_terms(item.path.replace("/", " ").replace(".", " "))
+        symbol_words = task_terms(" ".join(symbol.name for symbol in item.symbols))
+        for term in terms:
+            tf = item.words.get(term, 0)
+            weight = (1 + math.log(tf) if tf else 0) + 2 * (term in path_words) + 1.5 * (term in symbol_words)
+            item.score += idf[term] * weight
+        if tests_unasked and _is_test_file(item.path):
+            item.score *= 0.6  # tests mention everything they test; prefer the code unless tests are the subject
+        if item.path in mentioned or Path(item.path).name in mentioned:
+            item.score += 100.0
+    chosen = [files[p] for p in dict.fromkeys(focus) if p in files]
+    rest = sorted((f for f in files.values() if f.score > 0 and f.path not in focus), key=lambda f: (-f.score, f.path))
+    if not chosen and not rest:
+        rest = [f for f in files.values() if Path(f.path).name.lower().startswith(("readme", "main.", "__main__."))]
+    return chosen + rest
+
+
+def _is_test_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return path.startswith("tests/") or "/tests/" in path or name.startswith("test_") or name.endswith("_test.py")
+
+
+def _render_map(files: dict[str, _File], ranked: list[_File], budget: float) -> str:
+    """Paths (most relevant first to get a place), then symbols of relevant files, as long as they fit."""
+    order = ranked + [f for p, f in sorted(files.items()) if f not in ranked]
+    shown: dict[str, list[str]] = {}
+    used = 0
+    for item in order:
+        cost = estimate_tokens(item.path) + 1
+        if used + cost > budget:
+            break
+        shown[item.path] = []
+        used += cost
+    for item in order:
+        if item.path not in shown:
+            continue
+        lines = [f"  {_symbol_line(symbol)}" for symbol in item.symbols]
+        cost = estimate_tokens("\n".join(lines)) + 1 if lines else 0
+        if used + cost <= budget:
+            shown[item.path] = lines
+            used += cost
+    body = [line for path in sorted(shown) for line in [path, *shown[path]]]
+    hidden = len(files) - len(shown)
+    head = f"Repository map: {len(files)} files (paths; classes and functions with their line ranges)"
+    tail = [f"... and {hidden} more files not listed"] if hidden else []
+    return "\n".join([head, *body, *tail]) + "\n"
+
+
+def _symbol_line(symbol: Symbol) -> str:
+    word = "class" if symbol.kind == "class" else "def"
+    lines = f"L{symbol.line}" if symbol.end_line == symbol.line else f"L{symbol.line}-{symbol.end_line}"
+    return f"{word} {symbol.name} {lines}"
+
+
+def _render_file(item: _File, line_numbers: bool) -> str:
+    lines = item.text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    body = "\n".join(f"{n:>4}| {line}" for n, line in enumerate(lines, 1)) if line_numbers else "\n".join(lines)
+    fence = "````" if "```" in item.text else "```"
+    language = _LANGUAGES.get(Path(item.path).suffix.lower(), "")
+    return f"{fence}{language} {item.path}\n{body}\n{fence}\n"
+
+
+def _assemble(map_text: str, sections: list[str], left_out: list[str], files: dict[str, _File], numbered: bool) -> str:
+    parts = [map_text]
+    if sections:
+        note = " (each line starts with its number and '| ', which are not part of the file)" if numbered else ""
+        parts.append(f"\nFiles shown in full{note}:\n")
+        parts.extend(sections)
+    if left_out:
+        names = ", ".join(f"{p} (~{estimate_tokens(files[p].text)} tokens)" for p in left_out[:20])
+        more = f" and {len(left_out) - 20} more" if len(left_out) > 20 else ""
+        parts.append(f"\nLeft out (relevant, but did not fit the budget): {names}{more}. They are in the map above.\n")
+    else:
+        parts.append("\nNothing relevant was left out.\n")
+    return "".join(parts)

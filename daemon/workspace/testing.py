@@ -1,0 +1,244 @@
+"""Real testing: run the project's tests (or the program itself) in the sandbox and report real failures.
+
+The reference ChatDev ran ``python3 main.py`` for 3 seconds and looked for "Traceback".
+Troupe runs the configured test command, or pytest when the project has tests, with a
+JUnit XML report parsed into structured failures (file, line, assertion message,
+traceback) the programmer gets in its next prompt. Only when there are no tests does it
+run the entry point briefly and judge it by its exit status and traceback.
+Static checks (ruff) run before the reviewer, so the model does not spend tokens on lint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import shlex
+import sys
+import tomllib
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from daemon.sandbox import SandboxResult, run_sandboxed
+from daemon.workspace.files import list_repo_files
+from daemon.workspace.paths import PathOutsideWorkspace, confine
+from daemon.workspace.reports import (
+    TestFailure,
+    TestReport,
+    parse_junit,
+    parse_pytest_counts,
+    traceback_failure,
+)
+
+__all__ = ["LintIssue", "TestFailure", "TestReport", "entry_point", "has_tests", "run_tests", "static_check"]
+
+log = logging.getLogger("troupe.workspace")
+
+ENTRY_POINT_SECONDS = 10.0
+"""How long the program itself runs when there are no tests; still running then (no traceback) counts as working."""
+_SHELL_SYNTAX = re.compile(r"[|&;<>()$`*?\[\]{}~]|^\s*\w+=")  # pipes, globs, `VAR=x cmd`: needs a shell
+_PYTEST_NO_TESTS = 5
+
+
+async def run_tests(
+    root: Path, command: str | None = None, timeout: float = 120, python: str | None = None
+) -> TestReport:
+    """Run the tests of the project at ``root`` inside the sandbox.
+
+    ``command``: the configured test command (``settings.test_command``), run as given —
+    ``pytest``/``python`` at its start mean this interpreter, and a pytest command gets a
+    JUnit report appended. Without one: pytest when tests exist (``tests/``, ``test_*.py``,
+    ``*_test.py``), else the entry point for a few seconds. ``python``: the interpreter for
+    the project (default: Troupe's own; pass the user's virtualenv python when it has one).
+    """
+    root = Path(root)
+    python = python or sys.executable
+    if command:
+        argv = _configured(command, python)
+        if _is_pytest(argv, python):
+            return (await _pytest(root, argv, timeout))[0]
+        return await _plain(root, argv, timeout)
+    if has_tests(root):
+        report, returncode = await _pytest(root, [python, "-m", "pytest", "-q"], timeout)
+        if report.timed_out or returncode != _PYTEST_NO_TESTS:
+            return report
+    entry = entry_point(root, python)
+    if entry is None:
+        return TestReport(
+            ok=False, command=[], passed=0, failed=0, errors=0, skipped=0, failures=[], seconds=0.0, timed_out=False,
+            output_tail="Nothing to run: no tests (tests/, test_*.py) and no entry point (main.py, a package "
+            "__main__.py, or a console script in pyproject.toml). Write tests or a main.py.",
+        )
+    return await _entry(root, entry, min(timeout, ENTRY_POINT_SECONDS))
+
+
+def has_tests(root: Path) -> bool:
+    for rel in list_repo_files(root):
+        name = rel.rsplit("/", 1)[-1]
+        if name.endswith(".py") and (rel.startswith("tests/") or name.startswith("test_") or name.endswith("_test.py")):
+            return True
+    return False
+
+
+def entry_point(root: Path, python: str = sys.executable) -> list[str] | None:
+    """How to start the program: ``main.py``, a package's ``__main__.py``, or the first console script."""
+    for name in ("main.py", "__main__.py", "app.py"):
+        if (root / name).is_file():
+            return [python, name]
+    for base in (root, root / "src"):
+        for main in sorted(base.glob("*/__main__.py")):
+            return [python, "-m", main.parent.name]
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            scripts = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("scripts", {})
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            scripts = {}
+        for target in scripts.values():
+            module, _, func = str(target).partition(":")
+            if module and func and re.fullmatch(r"[\w.]+", module + func):
+                return [python, "-c", f"import sys; from {module} import {func.split('.')[0]} as f; sys.exit(f())"]
+    return None
+
+
+def _configured(command: str, python: str) -> list[str]:
+    if _SHELL_SYNTAX.search(command):
+        return ["/bin/sh", "-c", command]
+    argv = shlex.split(command)
+    if argv and argv[0] == "pytest":
+        return [python, "-m", "pytest", *argv[1:]]
+    if argv and argv[0] in ("python", "python3"):
+        return [python, *argv[1:]]
+    return argv
+
+
+def _is_pytest(argv: list[str], python: str) -> bool:
+    return argv[:3] == [python, "-m", "pytest"] or Path(argv[0]).name == "pytest"
+
+
+async def _pytest(root: Path, argv: list[str], timeout: float) -> tuple[TestReport, int]:
+    report_path = root / f".troupe-junit-{uuid.uuid4().hex}.xml"
+    junit = [f"--junitxml={report_path.name}", "-o", "junit_family=xunit1"]
+    full = [*argv, "-p", "no:cacheprovider", "--color=no", *junit]
+    try:
+        result = await _sandboxed(root, full, timeout)
+        xml = report_path.read_text(encoding="utf-8", errors="replace") if report_path.is_file() else ""
+    finally:
+        report_path.unlink(missing_ok=True)
+    output = (result.stdout or "") + (result.stderr or "")
+    if xml:
+        passed, failed, errors, skipped, failures = parse_junit(xml, root)
+    else:
+        passed, failed, errors, skipped = parse_pytest_counts(output)
+        failures = [] if result.returncode == 0 else [traceback_failure("pytest", output, root)]
+    report = TestReport(
+        ok=result.returncode == 0 and not result.timed_out, command=full, passed=passed, failed=failed, errors=errors,
+        skipped=skipped, failures=failures, output_tail=_tail(output), seconds=result.duration_s,
+        timed_out=result.timed_out,
+    )
+    return report, result.returncode
+
+
+async def _plain(root: Path, argv: list[str], timeout: float) -> TestReport:
+    result = await _sandboxed(root, argv, timeout)
+    output = (result.stdout or "") + (result.stderr or "")
+    ok = result.returncode == 0 and not result.timed_out
+    failures = [] if ok else [traceback_failure(" ".join(argv[-1:]), output, root)]
+    passed, failed, errors, skipped = parse_pytest_counts(output)
+    return TestReport(ok=ok, command=argv, passed=passed, failed=failed or (0 if ok else 1), errors=errors,
+                      skipped=skipped, failures=failures, output_tail=_tail(output), seconds=result.duration_s,
+                      timed_out=result.timed_out)
+
+
+async def _entry(root: Path, argv: list[str], seconds: float) -> TestReport:
+    result = await _sandboxed(root, argv, seconds)
+    stderr, output = result.stderr or "", (result.stdout or "") + (result.stderr or "")
+    crashed = "Traceback (most recent call last)" in stderr
+    waiting_for_input = crashed and stderr.rstrip().endswith(("EOFError", "EOFError: EOF when reading a line"))
+    if waiting_for_input:
+        crashed = False  # an interactive program asked for input: it started fine
+    ok = not crashed and (result.returncode == 0 or result.timed_out or waiting_for_input)
+    tail = _tail(output)
+    if result.timed_out and ok:
+        tail += f"\n[still running after {seconds:g} s without an error; stopped — treated as a long-running program]"
+    if waiting_for_input:
+        tail += "\n[the program waited for input on stdin; it started without an error]"
+    failures = [] if ok else [traceback_failure(" ".join(argv[1:]), output, root)]
+    return TestReport(ok=ok, command=argv, passed=int(ok), failed=int(not ok), errors=0, skipped=0, failures=failures,
+                      output_tail=tail, seconds=result.duration_s, timed_out=result.timed_out and not ok)
+
+
+async def _sandboxed(root: Path, argv: list[str], timeout: float) -> SandboxResult:
+    """Run ``argv`` in the sandbox with the project importable (root, and ``src/`` for src layouts)."""
+    paths = [str(root)] + ([str(root / "src")] if (root / "src").is_dir() else [])
+    result = await run_sandboxed(argv, cwd=root, timeout=timeout, env={"PYTHONPATH": os.pathsep.join(paths)})
+    log.debug("sandboxed %s: exit %s in %.1f s; %s", argv[:4], result.returncode, result.duration_s, result.notes)
+    return result
+
+
+def _existing_inside(root: Path, rel: str) -> bool:
+    try:
+        return confine(root, rel).is_file()
+    except PathOutsideWorkspace:
+        return False
+
+
+def _tail(text: str, limit: int = 4000) -> str:
+    return text if len(text) <= limit else "[...]\n" + text[-limit:]
+
+
+@dataclass
+class LintIssue:
+    file: str
+    line: int
+    col: int
+    code: str
+    message: str
+    fixable: bool = field(default=False)
+
+
+async def static_check(root: Path, files: list[str] | None = None) -> list[LintIssue]:
+    """Ruff's findings on the project's Python files (its own ruff configuration honoured).
+
+    Ruff reads code, it does not run it, so it runs outside the sandbox. Never raises: a
+    missing or failing ruff is logged and gives [].
+    """
+    root = Path(root)
+    candidates = files if files is not None else list_repo_files(root)
+    targets = [f for f in candidates if f.endswith((".py", ".pyi")) and _existing_inside(root, f)]
+    if not targets:
+        return []
+    argv = [sys.executable, "-m", "ruff", "check", "--output-format", "json", "--no-cache", "--exit-zero",
+            "--force-exclude", "--", *targets]
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv, cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+    except OSError as exc:
+        log.warning("static check skipped: could not start ruff (%s)", exc)
+        return []
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=60)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        log.warning("static check skipped: ruff took more than 60 s")
+        return []
+    try:
+        raw = json.loads(stdout or b"[]")
+    except json.JSONDecodeError:
+        log.warning("static check skipped: ruff failed (exit %s): %s", process.returncode, stderr.decode()[-500:])
+        return []
+    issues = []
+    real_root = root.resolve()
+    for item in raw:
+        path = Path(item.get("filename", ""))
+        rel = path.relative_to(real_root).as_posix() if path.is_relative_to(real_root) else str(path)
+        location = item.get("location") or {}
+        issues.append(LintIssue(file=rel, line=int(location.get("row") or 1), col=int(location.get("column") or 1),
+                                code=item.get("code") or "invalid-syntax", message=item.get("message", ""),
+                                fixable=bool(item.get("fix"))))
+    return sorted(issues, key=lambda i: (i.file, i.line, i.col))
