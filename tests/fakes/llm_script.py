@@ -50,6 +50,7 @@ class RecordedRequest:
     headers: dict[str, str]
     reply: str | None = None
     fault: str | None = None
+    number: int = 0  # 1 for the first request the server received
 
     @property
     def model(self) -> str:
@@ -165,6 +166,7 @@ class Script:
     def record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
+            request.number = len(self.requests)
 
     def take_fault(self, request: RecordedRequest) -> Fault | None:
         with self._lock:

@@ -50,12 +50,11 @@ import re
 import signal
 import socket
 import threading
-import time
 from pathlib import Path
-from typing import Any
 
 from aiohttp import web
 
+from tests.fakes import llm_payloads as payloads
 from tests.fakes.llm_script import (
     Fault,
     FaultKind,
@@ -71,13 +70,7 @@ __all__ = ["FakeLLM", "RecordedRequest", "estimate_tokens"]
 
 
 def _error(status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> web.Response:
-    body = {"error": {"message": message, "type": kind, "param": None, "code": kind}}
-    return web.json_response(body, status=status, headers=headers)
-
-
-def _sse(payload: dict[str, Any] | str) -> bytes:
-    data = payload if isinstance(payload, str) else json.dumps(payload)
-    return f"data: {data}\n\n".encode()
+    return web.json_response(payloads.error_body(message, kind), status=status, headers=headers)
 
 
 class FakeLLM:
@@ -277,48 +270,17 @@ class FakeLLM:
             recorded.reply = self.script.choose_reply(recorded)
             if recorded.stream:
                 return await self._stream(request, recorded)
-            return web.json_response(self._completion(recorded))
+            return web.json_response(payloads.completion(recorded))
         finally:
             self._append_to_record_file(recorded)
-
-    def _usage(self, recorded: RecordedRequest) -> dict[str, int]:
-        prompt, completion = recorded.prompt_tokens, estimate_tokens(recorded.reply or "")
-        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-
-    def _envelope(self, recorded: RecordedRequest, kind: str) -> dict[str, Any]:
-        number = len(self.script.requests)
-        return {
-            "id": f"chatcmpl-fake-{number}",
-            "object": kind,
-            "created": int(time.time()),
-            "model": recorded.model or self.model,
-        }
-
-    def _completion(self, recorded: RecordedRequest) -> dict[str, Any]:
-        message = {"role": "assistant", "content": recorded.reply}
-        return {
-            **self._envelope(recorded, "chat.completion"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": self._usage(recorded),
-        }
-
-    def _chunks(self, recorded: RecordedRequest) -> list[dict[str, Any]]:
-        envelope = self._envelope(recorded, "chat.completion.chunk")
-        pieces = re.findall(r"\s*\S+\s*", recorded.reply or "") or [recorded.reply or ""]
-        deltas = [{"role": "assistant", "content": ""}] + [{"content": piece} for piece in pieces]
-        chunks = [{**envelope, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
-        chunks.append({**envelope, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-        if (recorded.body.get("stream_options") or {}).get("include_usage"):
-            chunks.append({**envelope, "choices": [], "usage": self._usage(recorded)})
-        return chunks
 
     async def _stream(self, request: web.Request, recorded: RecordedRequest) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         try:
             await response.prepare(request)
-            for chunk in self._chunks(recorded):
-                await response.write(_sse(chunk))
-            await response.write(_sse("[DONE]"))
+            for chunk in payloads.chunks(recorded):
+                await response.write(payloads.sse(chunk))
+            await response.write(payloads.sse("[DONE]"))
             await response.write_eof()
         except ConnectionResetError:
             pass  # the client stopped reading (e.g. it timed out); nothing left to tell it
@@ -353,16 +315,16 @@ class FakeLLM:
             )
         if fault.kind == "wrong_shape":
             recorded.reply = "this reply has no choices"
-            shaped = {**self._envelope(recorded, "chat.completion"), "output": recorded.reply}
+            shaped = {**payloads.envelope(recorded, "chat.completion"), "output": recorded.reply}
             if recorded.stream:
-                return await self._raw_stream(request, [_sse(shaped), _sse("[DONE]")])
+                return await self._raw_stream(request, [payloads.sse(shaped), payloads.sse("[DONE]")])
             return web.json_response(shaped)
         assert fault.kind == "truncated_stream"
         recorded.reply = "this reply is cut short before it ends"
         if recorded.stream:
-            head = [_sse(chunk) for chunk in self._chunks(recorded)[:2]]
+            head = [payloads.sse(chunk) for chunk in payloads.chunks(recorded)[:2]]
             return await self._raw_stream(request, head, cut=True)
-        whole = json.dumps(self._completion(recorded)).encode()
+        whole = json.dumps(payloads.completion(recorded)).encode()
         return await self._raw_stream(request, [whole[: len(whole) // 2]], cut=True, length=len(whole))
 
     async def _raw_stream(

@@ -1,0 +1,1 @@
+"""Tests of daemon.sandbox: where generated code and tests run."""
