@@ -19,7 +19,7 @@ import shlex
 import sys
 import tomllib
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.sandbox import SandboxResult, run_sandboxed
@@ -53,6 +53,7 @@ async def run_tests(
     JUnit report appended. Without one: pytest when tests exist (``tests/``, ``test_*.py``,
     ``*_test.py``), else the entry point for a few seconds. ``python``: the interpreter for
     the project (default: Troupe's own; pass the user's virtualenv python when it has one).
+    Raises ``daemon.sandbox.SandboxError`` when the sandbox itself cannot be set up.
     """
     root = Path(root)
     python = python or sys.executable
@@ -197,7 +198,7 @@ class LintIssue:
     col: int
     code: str
     message: str
-    fixable: bool = field(default=False)
+    fixable: bool = False  # ruff can fix it
 
 
 async def static_check(root: Path, files: list[str] | None = None) -> list[LintIssue]:
