@@ -180,8 +180,11 @@ async def job_events(request: web.Request) -> web.StreamResponse:
 async def all_events(request: web.Request) -> web.StreamResponse:
     d = daemon(request)
     root = request.query.get("workspace")
-    if root:
-        root = (await workspace_for(d, root)).root
+    if root:  # a workspace not registered yet is fine: its events start once it is
+        if not os.path.isabs(root):
+            raise ProtocolError(f"workspace must be an absolute path, got {root!r}")
+        ws = await d.store.find_workspace_for(root)
+        root = ws.root if ws else os.path.realpath(root)
     after = d.hub.parse_stream_id(request.headers.get("Last-Event-ID") or request.query.get("after"))
     sub = d.hub.subscribe(workspace=root, after=after)
     return await sse.stream_all(request, d.hub, sub, heartbeat=d.options.heartbeat, counter=d.streamed)

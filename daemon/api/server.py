@@ -44,9 +44,9 @@ async def errors_as_json(request: web.Request, handler: Handler) -> web.StreamRe
         return await handler(request)
     except ProtocolError as exc:
         return _error(exc.status, exc.code, exc.message)
-    except web.HTTPRequestEntityTooLarge as exc:
+    except web.HTTPRequestEntityTooLarge:
         return _error(413, "too_large", f"the request body is larger than the daemon accepts "
-                      f"({exc.max_size:,} bytes); send file paths, not file contents")
+                      f"({request.app._client_max_size:,} bytes); send file paths, not file contents")
     except web.HTTPException as exc:
         if exc.status == 404:
             return _error(404, "not_found", f"no such route: {request.method} {request.path}")

@@ -21,6 +21,8 @@ AskHuman = Callable[[str], Awaitable[str]]
 """Ask the person a question; returns their answer (the job waits, without a worker slot)."""
 SaveCheckpoint = Callable[[str, Any], Awaitable[None]]
 """Persist ``(last finished phase, checkpoint)`` so a restarted daemon can resume from there."""
+ReportFindings = Callable[[str, list[Any]], Awaitable[None]]
+"""Store and stream early findings for one file (e.g. the static check) before the job ends."""
 
 
 @dataclass
@@ -36,6 +38,7 @@ class RunningJob:
     last_phase: str | None = None
     resumed: bool = False
     save_checkpoint: SaveCheckpoint | None = None
+    report_findings: ReportFindings | None = None
 
     @property
     def prompt(self) -> str:

@@ -98,10 +98,11 @@ class JobManager:
                 raise ProtocolError(f"workspace {request.workspace} is not a folder on this machine")
             ws = await self.store.find_workspace_for(str(root)) or await self.store.add_workspace(str(root))
             workspace_id, self._roots[ws.id] = ws.id, ws.root
-        body = request.to_json()
+        body = _redacted(request.to_json())  # a key pasted into a prompt never reaches the store or a model
         job = await self.store.record_job(request.kind, body, workspace_id=workspace_id,
                                           priority=request.priority_value if priority is None else priority)
         self.submitted += 1
+        log.info("job %s (%s) queued, priority %d", job.id, job.kind.value, job.priority)
         await self.record_event(job.id, workspace_id, Event(EventKind.JOB_STATE, {"state": "queued"}))
         self._wakeup.set()
         return job
@@ -173,7 +174,7 @@ class JobManager:
                       result: dict[str, Any] | None = None) -> None:
         kwargs: dict[str, Any] = {"error": redact(error) if error else None}
         if result is not None:
-            kwargs["result"] = result
+            kwargs["result"] = _redacted(result)
         await self.store.set_job_state(job_id, state, **kwargs)
         data = {"state": state, **({"error": kwargs["error"]} if error else {})}
         await self.record_event(job_id, workspace_id, Event(EventKind.JOB_STATE, data))
@@ -206,6 +207,12 @@ class JobManager:
         async def save_checkpoint(phase: str, checkpoint: Any) -> None:
             await self.store.update_job(job.id, last_phase=phase, checkpoint=checkpoint)
 
+        announced: set[tuple[Any, ...]] = set()
+
+        async def report_findings(file: str, drafts: list[Any]) -> None:
+            if wid is not None:
+                await self._announce(job.id, wid, file, drafts, announced, replace_open=False)
+
         async def ask_human(question: str) -> str:
             replayed = book.take_replayed(question)
             if replayed is not None:
@@ -227,11 +234,11 @@ class JobManager:
 
         running = RunningJob(job.id, job.kind.value, job.request, Path(root) if root else None, wid,
                              checkpoint=job.checkpoint, last_phase=job.last_phase, resumed=resumed,
-                             save_checkpoint=save_checkpoint)
+                             save_checkpoint=save_checkpoint, report_findings=report_findings)
         try:
             await emit(Event(EventKind.JOB_STATE, {"state": "running", **({"resumed": True} if resumed else {})}))
             outcome = await self.executor.run(running, emit, ask_human)
-            await self._store_outcome(job, outcome)
+            await self._store_outcome(job, outcome, announced)
         except asyncio.CancelledError:
             await self._interrupted(job, book)
         except Exception as exc:  # the executor's failure is the job's failure, with its message
@@ -265,7 +272,25 @@ class JobManager:
                 f"daemon stopped while the job was running ({where}; the {self.executor.name} executor "
                 "cannot resume jobs); submit it again"))
 
-    async def _store_outcome(self, job: Any, outcome: JobResult) -> None:
+    async def _announce(self, job_id: str, workspace_id: int, file: str, drafts: list[Any],
+                        announced: set[tuple[Any, ...]], *, replace_open: bool) -> int:
+        """Store one file's findings and stream the ones not already streamed by this job; with
+        ``replace_open``, the file's older findings this review no longer reports stream as resolved."""
+        before = await self.store.list_findings(workspace_id, file) if replace_open else []
+        stored = await self.store.add_findings(workspace_id, job_id, file, drafts, replace_open=replace_open)
+        kept = {finding.id for finding in stored}
+        for old in before:
+            if old.id not in kept:
+                gone = await self.store.get_finding(old.id)
+                await self.record_event(job_id, workspace_id, Event(EventKind.FINDING, finding_dict(gone)))
+        for finding in stored:
+            key = (finding.id, finding.start_line, finding.end_line, finding.message)
+            if key not in announced:
+                announced.add(key)
+                await self.record_event(job_id, workspace_id, Event(EventKind.FINDING, finding_dict(finding)))
+        return len(stored)
+
+    async def _store_outcome(self, job: Any, outcome: JobResult, announced: set[tuple[Any, ...]]) -> None:
         result = dict(outcome.result)
         if outcome.change is not None:
             change = await self.store.propose_change(
@@ -277,10 +302,7 @@ class JobManager:
         if outcome.findings and job.workspace_id is not None:
             count = 0
             for file, drafts in outcome.findings.items():
-                stored = await self.store.add_findings(job.workspace_id, job.id, file, drafts, replace_open=True)
-                count += len(stored)
-                for finding in stored:
-                    await self.record_event(job.id, job.workspace_id, Event(EventKind.FINDING, finding_dict(finding)))
+                count += await self._announce(job.id, job.workspace_id, file, drafts, announced, replace_open=True)
             result["findings"] = count
         totals = await self.store.job_usage(job.id)
         if totals.calls:

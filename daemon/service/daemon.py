@@ -62,6 +62,7 @@ class Daemon:
         self._stop = asyncio.Event()
         self._lock_fd: int | None = None
         self._runner: Any = None
+        self._preload: asyncio.Task[None] | None = None
 
     # ---------------------------------------------------------------- start / stop
 
@@ -105,6 +106,18 @@ class Daemon:
                                           "started": self.started}))
         log.info("troupe daemon %s listening on %s%s (pid %d, executor %s)", __version__, sock_path,
                  f" and 127.0.0.1:{self.tcp_port}" if self.tcp_port else "", os.getpid(), self.executor.name)
+        if self.options.preload_llm and self.executor.name == "engine":
+            self._preload = asyncio.create_task(self._import_litellm())
+
+    @staticmethod
+    async def _import_litellm() -> None:
+        """litellm takes seconds to import: do it now, off the loop, not when a person is waiting."""
+        from daemon.llm.gateway import import_litellm
+
+        try:
+            await asyncio.to_thread(import_litellm)
+        except Exception:
+            log.exception("preloading litellm failed; the first model call will report why")
 
     def request_stop(self) -> None:
         self._stop.set()

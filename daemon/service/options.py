@@ -9,6 +9,7 @@
     TROUPE_WATCH_JOBS_PER_MINUTE  save-triggered jobs per workspace per minute (default 6)
     TROUPE_WATCH_POLLING      1: poll instead of inotify (network file systems)
     TROUPE_EXECUTOR           package.module:factory of the job executor (default: the agent engine)
+    TROUPE_PRELOAD_LLM        0: import litellm at the first model call instead of right after start-up
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class DaemonOptions:
     max_body: int = 1 << 20
     heartbeat: float = 15.0
     executor: str | None = None
+    preload_llm: bool = True
     watch: WatchOptions = field(default_factory=WatchOptions)
 
     @classmethod
@@ -51,6 +53,7 @@ class DaemonOptions:
             max_body=int(_number("TROUPE_API_MAX_BODY", 1 << 20, int, 1024)),
             heartbeat=_number("TROUPE_SSE_HEARTBEAT", 15.0, float, 0.05),
             executor=os.environ.get("TROUPE_EXECUTOR") or None,
+            preload_llm=os.environ.get("TROUPE_PRELOAD_LLM", "1") not in ("0", "false", "no"),
             watch=WatchOptions(
                 debounce=_number("TROUPE_WATCH_DEBOUNCE", 0.5),
                 files_per_job=int(_number("TROUPE_WATCH_FILES_PER_JOB", 5, int, 1)),

@@ -1,0 +1,111 @@
+"""The default executor: the agent engine (``daemon.agents.runner.ChainRunner``) behind the
+:class:`~daemon.jobs.executor.JobExecutor` protocol.
+
+Per job it loads the workspace's settings, gives the engine a gateway whose usage lands in the
+store, saves the engine's checkpoints (so a restarted daemon resumes after the last finished
+phase), and translates the outcome (answer, proposed change, findings, test report) into a
+:class:`JobResult`. A review runs the static check first and reports those findings at once,
+before the model has said anything.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from daemon.config import ConfigError, Settings, load_settings
+from daemon.events import EventSink
+from daemon.jobs.executor import AskHuman, ChangeDraft, JobResult, RunningJob
+
+log = logging.getLogger("troupe.jobs")
+
+
+def finding_draft(finding: Any) -> dict[str, Any]:
+    """An engine finding (``daemon.agents.findings.Finding``) as the store's draft fields."""
+    return {"message": finding.message, "severity": finding.severity, "start_line": max(1, finding.start_line),
+            "end_line": max(finding.start_line, finding.end_line or finding.start_line), "rule": finding.rule,
+            "suggested_fix": finding.replacement}
+
+
+class EngineExecutor:
+    name = "engine"
+    resumable = True
+
+    def __init__(self, *, store: Any = None, **_: Any) -> None:
+        self.store = store
+        self._gateways: dict[str, Any] = {}
+
+    def _gateway(self, settings: Settings) -> Any:
+        from daemon.llm.gateway import Gateway
+
+        key = repr((settings.model.default, settings.model.api_base, sorted(settings.model.roles.items()),
+                    settings.model.timeout, settings.model.max_retries, settings.model.concurrency))
+        if key not in self._gateways:  # one per model configuration: its concurrency limit is shared
+            self._gateways[key] = Gateway(settings.model, on_usage=self._record_usage)
+        return self._gateways[key]
+
+    async def _record_usage(self, job_id: str | None, role: str | None, model: str, usage: Any) -> None:
+        if self.store is not None:
+            await self.store.record_usage(job_id, model, usage.prompt_tokens, usage.completion_tokens,
+                                          usage.cost, role=role)
+
+    async def run(self, job: RunningJob, emit: EventSink, ask_human: AskHuman) -> JobResult:
+        from daemon.agents.job import JobSpec
+        from daemon.agents.runner import ChainRunner
+        from daemon.llm.budget import Budget
+
+        try:
+            settings = load_settings(job.workspace_root)
+        except ConfigError as exc:
+            return JobResult("failed", error=f"configuration: {exc}")
+        if job.kind == "review" and job.workspace_root is not None and job.report_findings is not None:
+            await self._static_first(job)
+        spec = JobSpec(
+            chain=job.kind, task=job.prompt or _default_task(job), workspace=job.workspace_root, files=job.files,
+            diff=job.options.get("diff"), job_id=job.id,
+            budget=Budget(tokens=settings.budget.tokens, dollars=settings.budget.dollars),
+            resume_from=job.checkpoint if job.resumed and isinstance(job.checkpoint, dict) else None,
+            test_command=job.options.get("test_command"),
+        )
+        runner = ChainRunner(self._gateway(settings), emit, ask_human, settings,
+                             on_checkpoint=job.save_checkpoint)
+        outcome = await runner.run(spec)
+        summary = outcome.summary()
+        summary.pop("findings", None)  # stored as findings rows; the result keeps the count
+        result = {**summary, "answer": outcome.conclusion}
+        change = None
+        if outcome.change is not None:
+            proposed = outcome.change
+            change = ChangeDraft(proposed.diff, proposed.files, edits=proposed.to_dict(),
+                                 base_hashes={k: v for k, v in proposed.base_hashes.items() if v})
+        findings: dict[str, list[Any]] = {f: [] for f in job.files} if job.kind == "review" else {}
+        for finding in outcome.findings:
+            findings.setdefault(finding.file, []).append(finding_draft(finding))
+        return JobResult(outcome.status, result, error=outcome.error, change=change, findings=findings)
+
+    async def _static_first(self, job: RunningJob) -> None:
+        """The static check's findings, stored and streamed before the model review starts."""
+        from daemon.agents.findings import lint_findings
+        from daemon.workspace.testing import static_check
+
+        assert job.workspace_root is not None and job.report_findings is not None
+        issues = await static_check(Path(job.workspace_root), job.files)
+        grouped: dict[str, list[Any]] = {}
+        for finding in lint_findings(issues):
+            if finding.file.startswith("/"):  # outside the workspace (a symlink): not this review's
+                continue
+            grouped.setdefault(finding.file, []).append(finding_draft(finding))
+        for file, drafts in grouped.items():
+            await job.report_findings(file, drafts)
+
+    async def close(self) -> None:
+        self._gateways.clear()
+
+
+def _default_task(job: RunningJob) -> str:
+    if job.kind == "review":
+        return "Review " + (", ".join(job.files) if job.files else "the diff") + " for bugs and risks."
+    if job.kind == "test":
+        return "Run the tests" + (f" that cover {', '.join(job.files)}" if job.files else "") + "; explain failures."
+    return job.prompt
