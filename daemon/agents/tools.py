@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from typing import Any
 
 from daemon.agents.workbench import Workbench
@@ -42,12 +43,14 @@ class Tools:
         root = self.bench.root
         if root is None:
             raise RuntimeError("the tests need a workspace; none was given")
+        started = time.monotonic()
         report = await testing.run_tests(root, self.test_command, timeout=TEST_TIMEOUT)
         self.bench.test_report = report
         data = report_to_dict(report)
         assert data is not None
         await self._say(EventKind.TOOL_RUN, {"tool": "tests", "ok": data["ok"], "summary": data["summary"],
-                                             "passed": data["passed"], "failed": data["failed"]}, "tester")
+                                             "passed": data["passed"], "failed": data["failed"],
+                                             "seconds": round(time.monotonic() - started, 3)}, "tester")
         return report
 
     async def static_check(self) -> list[Any]:

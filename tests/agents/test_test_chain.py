@@ -1,0 +1,51 @@
+"""The test chain: run the real tests, explain the failures, propose a fix that makes them pass."""
+
+from __future__ import annotations
+
+from daemon.agents.job import JobSpec
+from daemon.events import EventKind
+from tests.agents.conftest import snapshot_tree, write_tree
+
+REPO = {
+    "shop/__init__.py": "",
+    "shop/cart.py": "def total(prices, discount=0.0):\n    return sum(prices) * discount\n",
+    "tests/test_cart.py": ("from shop.cart import total\n\n\ndef test_total_without_discount():\n"
+                           "    assert total([2, 3]) == 5\n"),
+}
+
+FIX = '''shop/cart.py
+```python
+<<<<<<< SEARCH
+    return sum(prices) * discount
+=======
+    return sum(prices) * (1 - discount)
+>>>>>>> REPLACE
+```'''
+
+
+async def test_test_chain_explains_the_real_failure_and_proposes_a_fix(fake_llm, make_runner, recorder, tmp_path):
+    repo = write_tree(tmp_path / "repo", REPO)
+    before = snapshot_tree(repo)
+    fake_llm.add_rule("shop/cart.py:2 multiplies by the discount instead of by (1 - discount), so the total is 0.",
+                      user="For each failure, say")
+    fake_llm.add_rule(FIX, user="Fix the code so the tests pass.")
+
+    outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
+
+    assert outcome.status == "succeeded", outcome.error
+    explain = fake_llm.prompts_containing("For each failure, say")[0].last_user
+    assert "test_total_without_discount" in explain and "assert 0.0 == 5" in explain
+    assert "multiplies by the discount" in fake_llm.prompts_containing("Fix the code")[0].last_user
+    assert outcome.conclusion.startswith("shop/cart.py:2 multiplies")
+    assert [e.data["ok"] for e in recorder.of(EventKind.TOOL_RUN)] == [False, True]
+    assert outcome.change is not None and outcome.change.files == ["shop/cart.py"]
+    assert snapshot_tree(repo) == before
+
+
+async def test_test_chain_with_passing_tests_asks_no_model(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {**REPO, "shop/cart.py": "def total(prices, discount=0.0):\n"
+                                                                  "    return sum(prices) * (1 - discount)\n"})
+    outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
+    assert outcome.status == "succeeded" and outcome.change is None
+    assert outcome.conclusion.startswith("Tests PASSED: 1 passed")
+    assert fake_llm.requests == []
