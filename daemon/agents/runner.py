@@ -187,8 +187,8 @@ class _Run:
                 return
             for position in range(first_phase, len(loop.phases)):
                 phase = loop.phases[position]
-                await self._phase(phase, cycle + 1)
-                if loop.until is Until.FINISHED and position == 0 and self._says_done(loop, phase):
+                concluded = await self._phase(phase, cycle + 1)
+                if loop.until is Until.FINISHED and position == 0 and self._says_done(loop, phase, concluded):
                     return
                 following = (index, cycle, position + 1) if position + 1 < len(loop.phases) else (index, cycle + 1, 0)
                 await self._checkpoint(following, phase.name)
@@ -205,17 +205,26 @@ class _Run:
     def _unmet(self, loop: Loop) -> str:
         return "the tests still fail" if loop.until is Until.TESTS_PASS else "placeholders remain"
 
-    def _says_done(self, loop: Loop, phase: Phase) -> bool:
+    def _says_done(self, loop: Loop, phase: Phase, concluded: bool) -> bool:
+        """The stop word after the marker ("<INFO> Finished"), or a reply that is only the stop word.
+        A comment such as "Not finished: ..." without the marker is a comment, not a stop."""
         assert self.bench is not None
-        head = self.bench.conclusions.get(phase.name, "")[:80]
-        return re.search(rf"\b{re.escape(loop.stop_word)}\b", head, re.IGNORECASE) is not None
+        conclusion = self.bench.conclusions.get(phase.name, "")
+        if not concluded:
+            return conclusion.strip(" .!*_`").lower() == loop.stop_word.lower()
+        return re.search(rf"\b{re.escape(loop.stop_word)}\b", conclusion[:80], re.IGNORECASE) is not None
 
-    async def _phase(self, phase: Phase, cycle: int | None) -> None:
+    async def _phase(self, phase: Phase, cycle: int | None) -> bool:
+        """Run one phase; True when its dialogue ended with the marker."""
         assert self.bench is not None
         self.phase_name = phase.name
         self.meter.start_phase(phase.name, cycle)
         await self.say(EventKind.PHASE_STARTED, {"phase": phase.name, **({"cycle": cycle} if cycle else {})})
         prompt = self.bench.render(phase.template)
+        if len(prompt) // 4 > self.runner.settings.model.context_window * 0.9:
+            await self.say(EventKind.LOG, {"level": "warning", "text": (
+                f"the prompt of phase {phase.name!r} is about {len(prompt) // 4} tokens, near or over the model's "
+                f"context window ({self.runner.settings.model.context_window}); set [model] context_window")})
         dialogue = Dialogue(phase, self.chain.roles[phase.instructor], self.chain.roles[phase.assistant], prompt,
                             speak=self.meter.speak, say=self.say, ask_human=self.runner.ask_human,
                             job_id=self.spec.job_id)
@@ -235,6 +244,7 @@ class _Run:
             "calls": tally.calls, "turns": len(dialogue.transcript), "files": product.changed,
         })
         self.phase_name, self.last_phase = None, phase.name
+        return result.concluded
 
     async def _checkpoint(self, next_pos: tuple[int, int, int], last_phase: str) -> None:
         assert self.bench is not None

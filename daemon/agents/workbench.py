@@ -180,8 +180,8 @@ class Workbench:
         report = self.test_report
         if report is None:
             return "(the tests have not run)"
-        text = str(report.summary())
-        return text if len(text) <= self.budget_chars else text[: self.budget_chars] + "\n(... output cut)"
+        text, limit = str(report.summary()), self.budget_chars // 2  # the code shares the prompt
+        return text if len(text) <= limit else text[:limit] + "\n(... output cut)"
 
     def refresh_unfinished(self) -> list[Any]:
         files = [(p, self.read(p) or "") for p in self.all_files()]
