@@ -140,6 +140,8 @@ class _Run:
 
     def _finish(self, scratch: Scratch | None) -> None:
         out, bench = self.outcome, self.bench
+        if self.meter.phase is not None:  # the phase that failed
+            self.meter.end_phase()
         out.usage, out.phases = self.meter.job, self.meter.phases
         out.code_states = self._states(scratch)
         if bench is None:
@@ -147,7 +149,7 @@ class _Run:
         out.conclusions = dict(bench.conclusions)
         out.test_report = report_to_dict(bench.test_report)
         out.findings = lint_findings(bench.lint) + out.findings
-        if scratch is not None:
+        if scratch is not None and out.status == "succeeded":  # a failed job's edits stay in its checkpoint
             change = scratch.proposed_change()
             out.change = None if change.empty else change
         last = [p for p in self.chain.phases() if p.name in bench.conclusions]

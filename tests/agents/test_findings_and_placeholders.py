@@ -1,0 +1,78 @@
+"""Forgiving findings parsing, strict placement; placeholders found by syntax, not by grep."""
+
+from __future__ import annotations
+
+import pytest
+
+from daemon.agents.findings import FindingsError, parse_findings, validate_findings
+from daemon.agents.placeholders import find_unfinished
+
+FILE = "def f(x):\n    return x + 1\n\n\ndef g():\n    return f(2)\n"
+
+
+@pytest.mark.parametrize("reply", [
+    '```json\n[{"file": "a.py", "start_line": 2, "message": "m"},]\n```',
+    'Findings:\n{"file": "a.py", "start_line": 2, "message": "m"}',
+    '{"findings": [{"file": "a.py", "start_line": 2, "message": "m"}]}',
+    '[\n  // the only problem\n  {"file": "a.py", "start_line": "2", "message": "m",}\n]',
+])
+def test_findings_json_in_the_shapes_models_produce(reply):
+    raw = parse_findings(reply)
+    kept, rejected = validate_findings(raw, {"a.py": FILE}.get)
+    assert [(f.file, f.start_line, f.message) for f in kept] == [("a.py", 2, "m")] and rejected == []
+
+
+def test_no_findings_and_broken_json():
+    assert parse_findings("[]") == [] and parse_findings("No issues found.") == []
+    with pytest.raises(FindingsError, match="contains no JSON"):
+        parse_findings("The code is risky in places.")
+    with pytest.raises(FindingsError, match=r"not valid: Expecting .* at line 1, column \d+"):
+        parse_findings('[{"file": "a.py" "line": 2}]')
+
+
+def test_placement_is_checked_against_the_file():
+    raw = [
+        {"file": "a.py", "start_line": 5, "end_line": 6, "severity": "HIGH", "message": "ok", "quote": "def g():"},
+        {"file": "a.py", "start_line": 1, "end_line": 1, "message": "moved", "quote": "return f(2)"},
+        {"file": "a.py", "start_line": 0, "message": "line zero"},
+        {"file": "a.py", "start_line": 2, "message": ""},
+        {"file": "../etc/passwd", "start_line": 1, "message": "outside"},
+        {"start_line": 2, "end_line": 99, "message": "no file named, end past the end"},
+    ]
+    files = {"a.py": FILE}
+    kept, rejected = validate_findings(raw, files.get, {"a.py"})
+    assert [(f.start_line, f.end_line, f.severity, f.message) for f in kept] == [
+        (5, 6, "major", "ok"), (6, 6, "minor", "moved"), (2, 6, "minor", "no file named, end past the end")]
+    assert [r.reason for r in rejected] == ["line 0 does not exist in a.py (6 lines)", "no message",
+                                            "file '../etc/passwd' was not under review"]
+
+
+def test_placeholders_are_found_by_syntax():
+    code = '''import abc
+
+
+class Base(abc.ABC):
+    @abc.abstractmethod
+    def run(self): ...
+
+
+def load(path):
+    try:
+        return open(path).read()
+    except OSError:
+        pass
+
+
+def save(path, data):
+    """Write data."""
+    raise NotImplementedError
+
+
+def parse(text):
+    ...  # TODO: handle quotes
+'''
+    found = [str(u) for u in find_unfinished([("m.py", code), ("README.md", "TODO: docs"), ("x.py", "def (:")])]
+    assert found == ["m.py:16: function save() has no implementation",
+                     "m.py:21: function parse() has no implementation",
+                     "m.py:22: TODO left: ...  # TODO: handle quotes",
+                     "x.py:1: does not parse: invalid syntax"]
