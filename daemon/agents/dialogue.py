@@ -106,17 +106,18 @@ class Dialogue:
         await self._add("instructor", self.prompt)
         turns = 0
         reply = ""
+        nudged = False  # told once that no questions are left; after that a question is just a reply
         while turns < self.phase.max_turns:
             reply = await self._assistant_turn()
             human_q = find_human_question(reply)
             question = human_q or find_question(reply)
-            if question is not None and find_conclusion(reply, self.phase.marker) is None:
+            if question is not None and not nudged and find_conclusion(reply, self.phase.marker) is None:
                 if self.questions_asked < self.phase.max_questions:
                     self.questions_asked += 1
                     await self._answer(question, direct_to_human=human_q is not None)
                     continue
                 await self._add("instructor", _NO_MORE)
-                turns += 1
+                nudged = True
                 continue
             turns += 1
             conclusion = find_conclusion(reply, self.phase.marker)

@@ -89,12 +89,17 @@ async def test_a_question_is_answered_by_the_instructor_then_the_assistant_concl
 
 async def test_questions_are_bounded():
     script = Script(cpo=["QUESTION: a?", "QUESTION: b?", "fine, my answer"], ceo=["A."])
-    result = await Dialogue(_phase(max_questions=1, reflect=False, max_turns=2), CEO, CPO, "p",
+    result = await Dialogue(_phase(max_questions=1, reflect=False), CEO, CPO, "p",
                             speak=script.speak, say=script.say).run()
     assert len(script.kinds(EventKind.QUESTION)) == 1
     assert "No more questions" in script.calls[3][1][-1]["content"]
     assert result.conclusion == "fine, my answer"
     assert "QUESTION:" not in script.calls[3][1][0]["content"]  # no longer offered
+
+    script = Script(cpo=["QUESTION: a?", "QUESTION: b?", "QUESTION: c?"])
+    result = await Dialogue(_phase(max_questions=0, reflect=False), CEO, CPO, "p",
+                            speak=script.speak, say=script.say).run()
+    assert len(script.calls) == 2 and result.conclusion == "QUESTION: b?"  # one nudge, then it stands
 
 
 async def test_the_instructor_escalates_to_the_human_and_the_answer_reaches_the_assistant():
