@@ -1,0 +1,76 @@
+"""Code actions on findings: the suggested fix, and the team's own actions.
+
+Every title starts with "Troupe:" so the user knows an AI is behind it. Only a real fix (a
+finding with a suggested replacement) is a ``quickfix``; "Ask the team", "Explain" and
+"Dismiss" use the kind ``refactor.troupe``. None is ever ``isPreferred``, so the editor's
+own quick-fix key keeps applying the language tools' fixes.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from lsp.diagnostics import fix_edit, to_diagnostic
+from lsp.server import TroupeServer
+from lsp.tracking import Placed
+
+TEAM_ACTION = "refactor.troupe"
+KINDS = [types.CodeActionKind.QuickFix, TEAM_ACTION]
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _wanted(kind: str, only: list[str] | None) -> bool:
+    return not only or any(kind == k or kind.startswith(k + ".") for k in only)
+
+
+def _command(title: str, name: str, argument: dict[str, object]) -> types.Command:
+    return types.Command(title=title, command=name, arguments=[argument])
+
+
+def _actions(ls: TroupeServer, uri: str, item: Placed, only: list[str] | None) -> list[types.CodeAction]:
+    doc = ls.workspace.get_text_document(uri)
+    finding, diagnostic = item.finding, to_diagnostic(doc, item)
+    actions = []
+    edit = fix_edit(doc, item)
+    if edit is not None and _wanted(types.CodeActionKind.QuickFix.value, only):
+        actions.append(types.CodeAction(
+            title=f"Troupe: apply the suggested fix ({_short(finding.message)})",
+            kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+            edit=types.WorkspaceEdit(changes={uri: [edit]}),
+            command=_command("Record the fix", "troupe.fixApplied", {"findingId": finding.id})))
+    if not _wanted(TEAM_ACTION, only):
+        return actions
+    line = item.start + 1
+    actions += [
+        types.CodeAction(
+            title="Troupe: ask the team about this (proposes a fix)", kind=TEAM_ACTION, diagnostics=[diagnostic],
+            command=_command("Ask the team", "troupe.ask", {
+                "prompt": f"Fix this review finding at line {line}: {finding.message}", "file": uri,
+                "selection": ls.protocol._converter.unstructure(diagnostic.range), "mode": "change"})),
+        types.CodeAction(
+            title="Troupe: explain this finding", kind=TEAM_ACTION, diagnostics=[diagnostic],
+            command=_command("Explain", "troupe.explain", {"findingId": finding.id})),
+        types.CodeAction(
+            title="Troupe: dismiss this finding (the team learns from it)", kind=TEAM_ACTION,
+            diagnostics=[diagnostic],
+            command=_command("Dismiss", "troupe.dismiss", {"findingId": finding.id})),
+    ]
+    return actions
+
+
+def register(server: TroupeServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS))
+    def code_action(ls: TroupeServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        uri = params.text_document.uri
+        doc = ls.documents.get(uri)
+        if doc is None or doc.skipped:
+            return []
+        first, last = params.range.start.line, params.range.end.line
+        only = [str(getattr(k, "value", k)) for k in params.context.only or []]
+        hits = sorted((p for p in doc.placed.values() if p.start <= last and p.end >= first),
+                      key=lambda p: (p.start, p.finding.id))
+        return [action for item in hits for action in _actions(ls, uri, item, only)]

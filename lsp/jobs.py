@@ -1,0 +1,161 @@
+"""Following the jobs this editor started: work-done progress, the team's questions, proposed
+changes offered with Apply / Discard, and the outcome.
+
+Progress is begun only when the client said it supports ``window.workDoneProgress``; the
+report message names the phase and the role (``"code · programmer"``); cancelling the
+progress in the editor cancels the job. A question reaches the user as a ``troupe/question``
+notification and (unless the client asked for notifications only) a ``window/showMessageRequest``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from daemon.api.protocol import FINAL_STATES, JobInfo, StreamEvent
+from daemon.client import DaemonError
+
+if TYPE_CHECKING:
+    from lsp.server import TroupeServer
+
+log = logging.getLogger("troupe.lsp")
+
+YES, NO, TEAM_DECIDES = "Yes", "No", "Let the team decide"
+APPLY, DISCARD, LATER = "Apply", "Discard", "Later"
+ANSWERS = {YES: "Yes.", NO: "No.", TEAM_DECIDES: "No preference: use your best judgement."}
+
+
+class JobFollower:
+    def __init__(self, server: TroupeServer) -> None:
+        self.server = server
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+
+    def follow(self, job: JobInfo, title: str) -> None:
+        if job.id not in self.tasks:
+            task = asyncio.create_task(self._follow(job, title), name=f"troupe-job-{job.id}")
+            self.tasks[job.id] = task
+            task.add_done_callback(lambda _: self.tasks.pop(job.id, None))
+
+    async def close(self) -> None:
+        for task in list(self.tasks.values()):
+            task.cancel()
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+
+    # ---------------------------------------------------------------- progress
+
+    def _supports_progress(self) -> bool:
+        window = self.server.client_capabilities.window
+        return bool(window and window.work_done_progress)
+
+    async def _begin(self, job: JobInfo, title: str) -> str | None:
+        if not self._supports_progress():
+            return None
+        token = f"troupe-{job.id}-{uuid.uuid4().hex[:6]}"
+        progress = self.server.work_done_progress
+        try:
+            await progress.create_async(token)
+        except Exception as exc:  # the client refused: work without a progress bar
+            log.warning("work done progress refused: %s", exc)
+            return None
+        progress.begin(token, types.WorkDoneProgressBegin(title=title, message=f"{job.kind} job {job.id} queued",
+                                                          cancellable=True))
+        cancelled = progress.tokens.get(token)
+        if cancelled is not None:
+            cancelled.add_done_callback(lambda f: f.cancelled() and asyncio.ensure_future(self._cancel(job.id)))
+        return token
+
+    def _report(self, token: str | None, message: str) -> None:
+        if token is not None:
+            self.server.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
+
+    def _end(self, token: str | None, message: str) -> None:
+        if token is not None:
+            self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+    async def _cancel(self, job_id: str) -> None:
+        try:
+            await self.server.link.call(lambda c: c.cancel(job_id))
+        except DaemonError as exc:
+            log.warning("cancelling job %s failed: %s", job_id, exc)
+
+    # ---------------------------------------------------------------- the job
+
+    async def _follow(self, job: JobInfo, title: str) -> None:
+        token = await self._begin(job, title)
+        try:
+            async for event in self.server.link.client.events(job.id):
+                self._on_event(token, event)
+                if event.kind == "job_state" and event.data.get("state") in FINAL_STATES:
+                    break
+            info = await self.server.link.call(lambda c: c.job(job.id))
+        except DaemonError as exc:
+            self._end(token, f"lost the daemon ({exc}); `troupe jobs` shows how job {job.id} ends")
+            return
+        self._end(token, info.state if not info.error else f"{info.state}: {info.error}")
+        self.server.notify("troupe/jobFinished", {"job": info.to_json()})
+        self._tell_outcome(info)
+
+    def _on_event(self, token: str | None, event: StreamEvent) -> None:
+        data = event.data
+        if event.kind == "phase_started":
+            self._report(token, " · ".join(filter(None, [event.phase or data.get("phase"), event.role])))
+        elif event.kind == "tool_run":
+            self._report(token, f"{data.get('tool', 'tool')}: {str(data.get('summary', ''))[:80]}")
+        elif event.kind == "question" and data.get("to", "human") == "human":
+            self._report(token, "waiting for your answer")
+            self._spawn(self.ask_user(event.job_id or "", str(data.get("question_id") or ""), str(data.get("text"))))
+        elif event.kind == "change_proposed":
+            self._spawn(self.offer_change(event.job_id or "", data))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self.tasks[f"ui-{id(task)}"] = task
+        task.add_done_callback(lambda t: self.tasks.pop(f"ui-{id(t)}", None))
+
+    def _tell_outcome(self, info: JobInfo) -> None:
+        result = info.result or {}
+        if info.state == "failed":
+            self.server.say(types.MessageType.Error, f"Troupe: the {info.kind} job failed: {info.error}")
+        elif info.state == "succeeded" and info.kind == "ask" and result.get("answer"):
+            self.server.say(types.MessageType.Info, f"Troupe: {str(result['answer'])[:2000]}")
+
+    # ---------------------------------------------------------------- asking the user
+
+    async def ask_user(self, job_id: str, question_id: str, text: str) -> None:
+        self.server.notify("troupe/question", {"jobId": job_id, "questionId": question_id, "text": text})
+        if self.server.settings.get("questions") == "notification":
+            return
+        choice = await self.server.window_show_message_request_async(types.ShowMessageRequestParams(
+            type=types.MessageType.Info, message=f"Troupe asks: {text}",
+            actions=[types.MessageActionItem(title=t) for t in (YES, NO, TEAM_DECIDES)]))
+        if choice is None:
+            return  # closed: the job keeps waiting; troupe.answer can still answer it
+        try:
+            await self.server.link.call(lambda c: c.answer(job_id, ANSWERS.get(choice.title, choice.title),
+                                                           question_id or None))
+        except DaemonError as exc:
+            self.server.say(types.MessageType.Warning, f"Troupe: your answer did not reach the team: {exc}")
+
+    async def offer_change(self, job_id: str, data: dict[str, Any]) -> None:
+        change_id = str(data.get("change_id"))
+        files = [str(f) for f in data.get("files") or []]
+        self.server.notify("troupe/changeProposed", {"jobId": job_id, "changeId": change_id, "files": files,
+                                                     "diff": data.get("diff", "")})
+        if self.server.settings.get("changes") == "notification":
+            return
+        choice = await self.server.window_show_message_request_async(types.ShowMessageRequestParams(
+            type=types.MessageType.Info,
+            message=f"Troupe proposes a change to {', '.join(files) or 'no file'} (change {change_id}).",
+            actions=[types.MessageActionItem(title=t) for t in (APPLY, DISCARD, LATER)]))
+        title = choice.title if choice is not None else LATER
+        try:
+            if title == APPLY:
+                await self.server.apply_change(change_id)
+            elif title == DISCARD:
+                await self.server.link.call(lambda c: c.discard_change(change_id))
+        except Exception as exc:
+            self.server.say(types.MessageType.Warning, f"Troupe: change {change_id}: {exc}")

@@ -1,0 +1,213 @@
+"""The Troupe language server: its state, and the few operations the feature handlers share.
+
+The handlers live in ``lsp/features/`` (one small module per LSP area); this module holds what
+they have in common: the open documents and their findings, the registered workspace folders,
+the link to the daemon, the jobs this editor follows, and the session's token/cost totals.
+It never imports the agent engine or litellm: everything that thinks runs in the daemon.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from daemon import __version__
+from daemon.api.protocol import ACTIVE_STATES, FINAL_STATES, FindingInfo, JobInfo, ProtocolError, StreamEvent, SubmitJob
+from daemon.client import DaemonClient, DaemonError
+from lsp.diagnostics import to_diagnostic
+from lsp.documents import OpenDocument, containing_root
+from lsp.edits import ChangeNotApplicable, workspace_edit
+from lsp.jobs import JobFollower
+from lsp.link import DaemonLink
+from lsp.protocol import AnsweredBadMessage, TroupeProtocol
+from lsp.rpc import daemon_failed, request_failed
+
+log = logging.getLogger("troupe.lsp")
+
+
+def real_path(uri: str) -> str | None:
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    return os.path.realpath(path) if path else None
+
+
+class TroupeServer(LanguageServer):
+    def __init__(self, client: DaemonClient | None = None) -> None:
+        super().__init__("troupe-lsp", __version__, protocol_cls=TroupeProtocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.documents: dict[str, OpenDocument] = {}
+        self.folders: dict[str, str | None] = {}  # folder (real path) -> registered root (None: not yet)
+        self.watching: dict[str, bool] = {}  # registered root -> the daemon's watcher reviews its saves
+        self.settings: dict[str, Any] = {}
+        self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+        self.active_jobs: set[str] = set()
+        self.own_jobs: set[str] = set()
+        self._told_down = False
+        self.link = DaemonLink(client or DaemonClient(retries=3), on_connect=self.on_connect,
+                               on_event=self.on_event, on_state=self.on_link_state)
+        self.jobs = JobFollower(self)
+
+    # ---------------------------------------------------------------- talking to the editor
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.protocol.notify(method, params)
+
+    def say(self, kind: types.MessageType, message: str) -> None:
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def log_line(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        log.info("%s", message)
+        self.window_log_message(types.LogMessageParams(type=kind, message=f"Troupe: {message}"))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        if isinstance(error, AnsweredBadMessage):
+            return  # answered with InvalidParams already
+        self.log_line(f"internal error: {error}", types.MessageType.Error)
+
+    def status(self) -> dict[str, Any]:
+        return {"daemon": "connected" if self.link.connected else "unreachable", "reason": self.link.reason,
+                "activeJobs": len(self.active_jobs), "workspaces": sorted(r for r in self.folders.values() if r),
+                "promptTokens": self.usage["prompt_tokens"], "completionTokens": self.usage["completion_tokens"],
+                "tokens": self.usage["prompt_tokens"] + self.usage["completion_tokens"],
+                "cost": round(self.usage["cost"], 6)}
+
+    def publish(self, doc: OpenDocument) -> None:
+        text_doc = self.workspace.get_text_document(doc.uri)
+        diagnostics = [] if doc.skipped else [to_diagnostic(text_doc, item) for item in
+                                              sorted(doc.placed.values(), key=lambda p: (p.start, p.finding.id))]
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=doc.uri, version=text_doc.version, diagnostics=diagnostics))
+
+    def current_lines(self, doc: OpenDocument) -> list[str]:
+        return list(self.workspace.get_text_document(doc.uri).lines)
+
+    # ---------------------------------------------------------------- the daemon link
+
+    def on_link_state(self, up: bool, reason: str) -> None:
+        if up and self._told_down:
+            self.say(types.MessageType.Info, "Troupe: reconnected to the daemon.")
+        elif not up:
+            self.say(types.MessageType.Warning, f"Troupe: cannot reach the daemon ({reason}). Reviews and commands "
+                                                "pause; reconnecting in the background.")
+        self._told_down = not up
+        self.notify("troupe/status", self.status())
+
+    async def on_connect(self) -> None:
+        for folder in list(self.folders):
+            await self.register_folder(folder)
+        for doc in list(self.documents.values()):
+            self.attach(doc)
+            await self.refresh(doc)
+
+    async def register_folder(self, folder: str) -> None:
+        self.folders.setdefault(folder, None)
+        if not Path(folder).is_dir():
+            self.log_line(f"workspace folder {folder} does not exist; not registered")
+            return
+        info = await self.link.call(lambda c: c.register_workspace(folder))
+        self.folders[folder] = info.root
+        self.watching[info.root] = info.watching
+        self.log_line(f"registered {info.root} with the daemon ({'watching' if info.watching else 'not watching'})")
+
+    def attach(self, doc: OpenDocument) -> None:
+        doc.root = containing_root(doc.path, [r for r in self.folders.values() if r])
+
+    async def refresh(self, doc: OpenDocument) -> None:
+        """Show the store's open findings for a document (on open and after every reconnect)."""
+        if doc.skipped or doc.root is None or doc.relative is None:
+            return
+        findings = await self.link.call(lambda c: c.findings(doc.root, doc.relative))
+        if doc.uri in self.documents:
+            doc.replace_all(findings, self.current_lines(doc))
+            self.publish(doc)
+
+    async def on_event(self, event: StreamEvent) -> None:
+        roots = {r for r in self.folders.values() if r}
+        if event.workspace not in roots and event.job_id not in self.own_jobs:
+            return
+        self.notify("troupe/jobEvent", {"event": event.to_json()})
+        if event.kind == "finding" and event.workspace:
+            self.show_finding(event)
+        elif event.kind == "usage":
+            for key in self.usage:
+                self.usage[key] += event.data.get(key) or 0
+            self.notify("troupe/status", self.status())
+        elif event.kind == "job_state" and event.job_id:
+            state = event.data.get("state")
+            if state in ACTIVE_STATES:
+                self.active_jobs.add(event.job_id)
+            elif state in FINAL_STATES:
+                self.active_jobs.discard(event.job_id)
+            self.notify("troupe/status", self.status())
+
+    def show_finding(self, event: StreamEvent) -> None:
+        try:
+            finding = FindingInfo.from_json({**event.data, "workspace": event.workspace})
+        except ProtocolError as exc:
+            log.warning("ignoring a finding event the protocol does not accept: %s", exc.message)
+            return
+        path = os.path.join(str(event.workspace), finding.file)
+        for doc in self.documents.values():
+            if doc.path == path and not doc.skipped:
+                doc.show(finding, self.current_lines(doc))
+                self.publish(doc)
+
+    def forget_finding(self, finding_id: int) -> None:
+        for doc in self.documents.values():
+            if doc.forget(finding_id):
+                self.publish(doc)
+
+    # ---------------------------------------------------------------- jobs and changes
+
+    async def submit(self, request: SubmitJob, title: str) -> JobInfo:
+        try:
+            job = await self.link.call(lambda c: c.submit(request))
+        except DaemonError as exc:
+            raise daemon_failed(exc) from None
+        self.own_jobs.add(job.id)
+        self.jobs.follow(job, title)
+        return job
+
+    def current_text(self, uri: str) -> tuple[str | None, int | None]:
+        doc = self.workspace.text_documents.get(uri)
+        if doc is not None:
+            return doc.source, doc.version
+        path = to_fs_path(uri)
+        try:
+            return (Path(path).read_text(encoding="utf-8") if path else None), None
+        except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
+            return None, None
+
+    async def apply_change(self, change_id: str) -> bool:
+        """Offer a proposed change to the editor through ``workspace/applyEdit``."""
+        try:
+            change = await self.link.call(lambda c: c.change(change_id))
+        except DaemonError as exc:
+            raise daemon_failed(exc) from None
+        if change.state != "proposed":
+            raise request_failed(f"Troupe: change {change_id} was already {change.state}")
+        if not change.workspace:
+            raise request_failed(f"Troupe: change {change_id} has no workspace")
+        caps = self.client_capabilities.workspace
+        edit_caps = caps.workspace_edit if caps else None
+        operations = {str(getattr(op, "value", op)) for op in (edit_caps.resource_operations or [])} \
+            if edit_caps else set()
+        codec = self.workspace.position_codec
+        try:
+            edit = workspace_edit(change.workspace, change.edits, self.current_text,
+                                  document_changes=bool(edit_caps and edit_caps.document_changes),
+                                  file_operations={"create", "delete"} <= operations,
+                                  units=codec.client_num_units)
+        except ChangeNotApplicable as exc:
+            raise request_failed(f"Troupe: change {change_id}: {exc}") from None
+        result = await self.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
+            edit=edit, label=f"Troupe: change {change_id}"))
+        if not result.applied:
+            raise request_failed(f"Troupe: the editor did not apply change {change_id}: "
+                                 f"{result.failure_reason or 'no reason given'}")
+        return True
