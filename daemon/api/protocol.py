@@ -193,6 +193,9 @@ class SubmitJob(Message):
             raise ProtocolError(f"this {self.kind} job needs a workspace: the repository root")
         if self.workspace is not None and not self.workspace.startswith("/"):
             raise ProtocolError(f"workspace must be an absolute path, got {self.workspace!r}")
+        for name in self.files:
+            if name.startswith("/") or ".." in name.replace("\\", "/").split("/") or not name.strip():
+                raise ProtocolError(f"file {name!r} must be a path inside the workspace, relative to its root")
 
     @property
     def priority_value(self) -> int:

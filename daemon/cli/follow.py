@@ -19,7 +19,11 @@ async def _ask_person(progress: Progress, client: DaemonClient, job_id: str, dat
         progress.say(f"  answer with: troupe answer {job_id} \"…\"")
         return
     loop = asyncio.get_running_loop()
-    reply = await loop.run_in_executor(None, lambda: input("  your answer> "))
+    progress.paused = True
+    try:
+        reply = await loop.run_in_executor(None, lambda: input("  your answer> "))
+    finally:
+        progress.paused = False
     if reply.strip():
         await client.answer(job_id, reply, qid)
 
@@ -36,6 +40,7 @@ async def follow_job(client: DaemonClient, job: JobInfo, *, quiet: bool) -> JobI
                 if event.kind == "question" and event.data.get("to", "human") == "human":
                     await _ask_person(progress, client, job.id, event.data)
     except (KeyboardInterrupt, asyncio.CancelledError):
+        progress.say(f"\ninterrupted: cancelling job {job.id[:8]}")
         await client.cancel(job.id)
         raise
     return await client.job(job.id)

@@ -54,6 +54,7 @@ class Progress:
         self.cost = 0.0
         self.started = time.monotonic()
         self._task: asyncio.Task[None] | None = None
+        self.paused = False  # while the person types an answer
         self._frames = itertools.cycle(SPINNER)
 
     def status(self) -> str:
@@ -79,8 +80,9 @@ class Progress:
 
     async def _spin(self) -> None:
         while True:
-            self.out.write(f"\r\x1b[2K{next(self._frames)} {self.status()}")
-            self.out.flush()
+            if not self.paused:
+                self.out.write(f"\r\x1b[2K{next(self._frames)} {self.status()}")
+                self.out.flush()
             await asyncio.sleep(0.1)
 
     def _clear(self) -> None:

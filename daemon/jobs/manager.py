@@ -194,6 +194,16 @@ class JobManager:
             self._tasks[job.id] = asyncio.create_task(self._run(job), name=f"troupe-job-{job.id}")
 
     async def _run(self, job: Any) -> None:
+        try:
+            current = await self.store.get_job(job.id)
+            if current is not None and not current.state.is_terminal:  # not cancelled while being claimed
+                await self._execute(job)
+        finally:
+            self._release(job.id)
+            self._tasks.pop(job.id, None)
+            self._books.pop(job.id, None)
+
+    async def _execute(self, job: Any) -> None:
         wid = job.workspace_id
         root = await self.workspace_root(wid)
         book = QuestionBook.from_events(await self.store.events_after(job.id, 0)) if job.last_seq else QuestionBook()
@@ -244,10 +254,6 @@ class JobManager:
         except Exception as exc:  # the executor's failure is the job's failure, with its message
             log.exception("job %s (%s) failed", job.id, job.kind.value)
             await self._finish(job.id, wid, "failed", error=f"{type(exc).__name__}: {exc}")
-        finally:
-            self._release(job.id)
-            self._tasks.pop(job.id, None)
-            self._books.pop(job.id, None)
 
     def _release(self, job_id: str) -> None:
         if job_id in self._holding:

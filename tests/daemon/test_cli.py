@@ -55,6 +55,13 @@ def test_up_twice_reports_the_running_daemon_and_down_stops_it(home: Path) -> No
     assert "listening on" in log and "stopped" in log
 
 
+def test_a_command_starts_the_daemon_when_none_is_running(home: Path) -> None:
+    jobs = troupe(home, "jobs", TROUPE_AUTOSTART="1")
+    assert jobs.stdout == "no jobs yet\n"
+    assert "running: pid" in troupe(home, "status").stdout
+    troupe(home, "down")
+
+
 @pytest.fixture
 def up(home: Path, repo: Path) -> Any:
     troupe(home, "up", TROUPE_API_KEY="sk-planted-secret-123456")

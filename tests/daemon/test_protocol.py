@@ -65,6 +65,8 @@ def test_every_message_type_has_a_json_round_trip() -> None:
     ({"kind": "ask", "prompt": "q", "workspace": "/r", "colour": "red"}, "unknown field(s) colour"),
     ({"kind": "ask", "prompt": "q", "workspace": "/r", "priority": "urgent"}, "'urgent' is not one of"),
     ([1, 2], "SubmitJob: expected a JSON object, got a list"),
+    ({"kind": "review", "workspace": "/r", "files": ["../etc/passwd"]}, "must be a path inside the workspace"),
+    ({"kind": "review", "workspace": "/r", "files": ["/etc/passwd"]}, "must be a path inside the workspace"),
 ])
 def test_bad_submissions_say_what_is_wrong(body: object, message: str) -> None:
     with pytest.raises(ProtocolError) as caught:

@@ -91,6 +91,7 @@ async def test_graceful_stop_checkpoints_running_jobs_and_the_next_start_resumes
         make_daemon: Any, repo: Path) -> None:
     daemon = make_daemon().start(TROUPE_TEST_RESUMABLE="1", TROUPE_JOBS_CONCURRENCY="1")
     async with daemon.client() as client:
+        await client.register_workspace(str(repo))
         job = await client.submit(slow(repo))
         queued = await client.submit(slow(repo, phases=1, sleep=0))
         await wait_for(client, job.id, states=("running",))
@@ -100,4 +101,28 @@ async def test_graceful_stop_checkpoints_running_jobs_and_the_next_start_resumes
     daemon.start()
     async with daemon.client() as client:
         done = [await wait_for(client, j.id) for j in (job, queued)]
+        health = await client.health()
     assert [j.state for j in done] == ["succeeded", "succeeded"]
+    assert list(health.watch["workspaces"]) == [str(repo.resolve())]  # watching again after the restart
+
+
+async def test_a_client_following_a_job_reconnects_and_resumes_without_gaps_or_repeats(
+        make_daemon: Any, repo: Path) -> None:
+    daemon = make_daemon().start(TROUPE_TEST_RESUMABLE="1")
+    async with daemon.client(retries=8) as client:
+        job = await client.submit(slow(repo, phases=4, sleep=0.3))
+        seen: list[Any] = []
+
+        async def follow() -> None:
+            async for event in client.events(job.id):
+                seen.append(event)
+
+        follower = asyncio.create_task(follow())
+        await wait_event(client, job.id, "phase_finished")
+        daemon.kill9()
+        daemon.start()
+        await asyncio.wait_for(follower, 30)
+    seqs = [e.seq for e in seen]
+    assert seqs == sorted(set(seqs)) and seqs == list(range(1, len(seqs) + 1))
+    assert seen[-1].data["state"] == "succeeded"
+    assert any(e.data.get("resumed") for e in seen if e.kind == "job_state")
