@@ -19,6 +19,7 @@ from daemon.agents.model import Chain
 from daemon.agents.placeholders import find_unfinished
 from daemon.workspace.edits import EDIT_FORMAT_HELP
 from daemon.workspace.paths import PathOutsideWorkspace, confine
+from daemon.workspace.repomap import build_context
 from daemon.workspace.scratch import NotEditable, Scratch
 
 _LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust",
@@ -144,10 +145,16 @@ class Workbench:
         return "\n\n".join(parts) if parts else "(no files yet)"
 
     def code(self) -> str:
-        paths = self.all_files() if self.chain.start == "empty" else self.focus_files()
-        if not paths and self.context_text:
-            return self.context_text
-        return self._listing(paths, fence)
+        """New software: every file. A repository: the focus files first (selected, changed, named
+        by failing tests), then the files most relevant to the task and the failures, in budget."""
+        if self.chain.start == "empty" or self.root is None:
+            return self._listing(self.all_files(), fence)
+        query = self.spec.task
+        if self.test_report is not None and not self.test_report.ok:
+            query += "\n" + self.test_failures()
+        context = build_context(self.root, query, self.budget_chars // 4, self.focus_files(), line_numbers=False)
+        self.left_out = context.left_out
+        return context.text
 
     def diff(self) -> str:
         if self.scratch is None:

@@ -35,7 +35,10 @@ async def test_test_chain_explains_the_real_failure_and_proposes_a_fix(fake_llm,
     assert outcome.status == "succeeded", outcome.error
     explain = fake_llm.prompts_containing("For each failure, say")[0].last_user
     assert "test_total_without_discount" in explain and "assert 0.0 == 5" in explain
-    assert "multiplies by the discount" in fake_llm.prompts_containing("Fix the code")[0].last_user
+    fix = fake_llm.prompts_containing("Fix the code")[0].last_user
+    assert "multiplies by the discount" in fix
+    assert "return sum(prices) * discount" in fix  # the failing test's code under test, not only the test
+    assert "return sum(prices) * discount" in explain
     assert outcome.conclusion.startswith("shop/cart.py:2 multiplies")
     assert [e.data["ok"] for e in recorder.of(EventKind.TOOL_RUN)] == [False, True]
     assert outcome.change is not None and outcome.change.files == ["shop/cart.py"]
