@@ -148,6 +148,12 @@ class Harness:
 
     # ---------------------------------------------------------------- reading
 
+    async def jobs(self, repo: Path) -> list[Any]:
+        """The daemon's jobs in ``repo`` (none when no job ever registered it)."""
+        if str(repo) not in [w.root for w in await self.bot.daemon.workspaces()]:
+            return []
+        return await self.bot.daemon.jobs(workspace=str(repo))
+
     def in_thread(self, thread_ts: str) -> list[dict[str, Any]]:
         return [b for b in self.slack.posted(CHANNEL) if b.get("thread_ts") == thread_ts]
 

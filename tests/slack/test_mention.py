@@ -32,10 +32,6 @@ def script_change(llm: FakeLLM, marker: str, *, plan: str = "app.py: make add() 
     llm.add_rule("<INFO> Finished", user=re.compile(rf"{marker}[\s\S]*Give the ONE most important problem"))
 
 
-async def jobs_of(harness: Harness, repo: Path) -> list:
-    return await harness.bot.daemon.jobs(workspace=str(repo))
-
-
 async def test_a_mention_runs_a_change_and_reports_it_in_the_thread(harness: Harness, repo: Path,
                                                                     llm: FakeLLM) -> None:
     script_change(llm, "zebra", plan=f"app.py: make add() add (key {PLANTED_SLACK})")
@@ -54,7 +50,7 @@ async def test_a_mention_runs_a_change_and_reports_it_in_the_thread(harness: Har
     slack = harness.slack
 
     # one job for one mention, even though it was delivered twice
-    jobs = await jobs_of(harness, repo)
+    jobs = await harness.jobs(repo)
     assert [(j.kind, j.state) for j in jobs] == [("change", "succeeded")]
     job = jobs[0]
     assert job.request["options"]["slack_thread"] == f"{CHANNEL}/{ts}"

@@ -1,0 +1,93 @@
+"""One thread = one session: the team's question is answered by the requester's reply in the
+thread and the job resumes; a follow-up mention continues the thread's context."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from slack_bot.state import BotState
+from tests.fakes.llm_server import FakeLLM
+from tests.slack.conftest import BOB, Harness, block_text, buttons
+
+
+async def test_the_team_asks_and_the_requesters_thread_reply_resumes_the_job(harness: Harness, repo: Path,
+                                                                           llm: FakeLLM) -> None:
+    llm.add_rule("ASK_HUMAN: Do you mean add() in app.py or the kiwi module?", user="Question: which kiwi",
+                 times=1)
+    llm.add_rule("add() is in app.py:1 and subtracts.", user="The user answers: add() in app.py")
+    ts, _ = await harness.mention("which kiwi function is wrong?")
+
+    asked = await harness.slack.wait_for(
+        lambda: [b for b in harness.in_thread(ts) if "The team asks" in (b.get("text") or "")], what="the question")
+    assert "<@UANN>" in asked[0]["text"] and "Do you mean add() in app.py or the kiwi module?" in asked[0]["text"]
+    job_id = harness.bot.state.thread("C1", ts).job_id
+    assert (await harness.bot.daemon.job(job_id)).state == "waiting_for_answer"
+
+    # someone else chatting in the thread does not answer for Ann
+    await harness.reply("no idea, sorry", ts, user=BOB)
+    await asyncio.sleep(0.3)
+    assert (await harness.bot.daemon.job(job_id)).state == "waiting_for_answer"
+
+    reply_ts = await harness.reply("add() in app.py", ts)
+    assert await harness.finished(ts) == ["eyes", "white_check_mark"]
+    job = await harness.bot.daemon.job(job_id)
+    assert job.state == "succeeded" and job.result["answer"] == "add() is in app.py:1 and subtracts."
+    assert "speech_balloon" in harness.reactions(reply_ts)  # the answer was taken
+    assert llm.requests[-1].last_user == "The user answers: add() in app.py"
+    summary = harness.summary(ts)
+    assert summary is not None and "add() is in app.py:1 and subtracts." in block_text(summary)
+    assert len(await harness.jobs(repo)) == 1
+
+
+async def test_a_follow_up_mention_continues_the_threads_session(harness: Harness, repo: Path, tmp_path: Path,
+                                                                llm: FakeLLM) -> None:
+    llm.add_rule("It returns a - b: see app.py:2.", user="Question: what does add return, walrus")
+    llm.add_rule("Then rename it to subtract(), in app.py:1.", user="Now: and what should I do about it, walrus")
+    ts, _ = await harness.mention("what does add return, walrus?")
+    await harness.finished(ts)
+    first = harness.bot.state.thread("C1", ts).job_id
+
+    follow_ts, _ = await harness.mention("and what should I do about it, walrus?", thread_ts=ts)
+    await harness.finished(follow_ts)
+
+    jobs = await harness.jobs(repo)
+    assert len(jobs) == 2
+    second = next(j for j in jobs if j.id != first)
+    assert second.kind == "ask" and second.request["options"]["previous_job"] == first
+    prompt = second.request["prompt"]
+    assert "Earlier request (ask): what does add return, walrus?" in prompt
+    assert "The team's answer: It returns a - b: see app.py:2." in prompt
+    assert prompt.endswith("Now: and what should I do about it, walrus?")
+    assert llm.prompts_containing("The team's answer: It returns a - b")  # the context reached the model
+
+    # everything stayed in the one thread; it now follows the second job, and remembers it on disk
+    assert all(b["thread_ts"] == ts for b in harness.slack.posted())
+    summaries = [b for b in harness.in_thread(ts) if "rename it to subtract()" in block_text(b)]
+    assert len(summaries) == 1
+    reopened = BotState(tmp_path / "slack.db")
+    assert reopened.thread("C1", ts).job_id == second.id
+    assert [r.job_id for r in reopened.thread_jobs("C1", ts)] == [first, second.id]
+    reopened.close()
+
+
+async def test_with_several_repositories_and_no_channel_map_the_requester_is_asked(make_harness: Any, repo: Path,
+                                                                                  llm: FakeLLM) -> None:
+    harness: Harness = await make_harness(None)  # no channel map; the daemon knows several repositories
+    await harness.bot.daemon.register_workspace(str(repo), watch=False)
+    llm.add_rule("It is app.py:1.", user="Question: where is the narwhal")
+    ts, _ = await harness.mention("where is the narwhal?")
+    choice = await harness.slack.wait_for(lambda: harness.summary(ts), what="the repository choice")
+    assert choice["text"] == "Which repository?"
+    pick = next(b for b in buttons(choice).values() if b["value"] == str(repo))
+    assert await harness.jobs(repo) == []
+
+    await harness.press(pick["action_id"], pick["value"], harness.slack.messages["C1", harness.summary_ts(ts)],
+                        user=BOB)  # not Bob's question: refused
+    await harness.slack.wait_for(lambda: harness.slack.responses, what="the refusal")
+    await harness.press(pick["action_id"], pick["value"], harness.slack.messages["C1", harness.summary_ts(ts)])
+    assert await harness.finished(ts) == ["eyes", "white_check_mark"]
+    jobs = await harness.jobs(repo)
+    assert [j.request["prompt"] for j in jobs] == ["where is the narwhal?"]
+    assert harness.bot.state.thread("C1", ts).workspace == str(repo)  # the thread keeps its repository
