@@ -97,9 +97,13 @@ async def on_workspace_button(bot: TroupeBot, body: dict[str, Any], action: dict
     if not bot.config.may_control(user, thread.requester):
         await _tell(respond, f"<@{thread.requester}> asked; they choose the repository.")
         return
+    root = str(action.get("value") or (action.get("selected_option") or {}).get("value") or "")
     async with bot.lock(thread.channel, thread.thread_ts):
-        root = str(action.get("value", ""))
-        roots = [w.root for w in await bot.daemon.workspaces()]
+        try:
+            roots = [w.root for w in await bot.daemon.workspaces()]
+        except DaemonError as exc:
+            await _tell(respond, f":warning: {render.escape(str(exc))}")
+            return
         if root not in roots:
             await _tell(respond, "That repository is no longer registered.")
             return

@@ -61,7 +61,7 @@ def build_app(bot: TroupeBot) -> AsyncApp:
         await ack()
         await on_job_button(bot, body, action, respond)
 
-    @app.action(re.compile(rf"^{render.PICK_WORKSPACE}_\d+$"))
+    @app.action(re.compile(rf"^{render.PICK_WORKSPACE}_(\d+|select)$"))
     async def workspace_button(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
         await ack()
         await on_workspace_button(bot, body, action, respond)

@@ -153,9 +153,15 @@ def decided_blocks(blocks: list[dict[str, Any]], note: str) -> list[dict[str, An
 def workspace_choice_blocks(prompt: str, roots: list[str]) -> list[dict[str, Any]]:
     text = ("Which repository should the team work in? Press one, or reply in this thread with its name.\n>"
             + escape(cut(prompt, 300)))
+    if len(roots) <= 5:
+        elements = [_button(workspace_name(r), f"{PICK_WORKSPACE}_{i}", r) for i, r in enumerate(roots)]
+    else:  # a menu holds up to 100
+        elements = [{"type": "static_select", "action_id": f"{PICK_WORKSPACE}_select",
+                     "placeholder": {"type": "plain_text", "text": "Choose a repository"},
+                     "options": [{"text": {"type": "plain_text", "text": cut(f"{workspace_name(r)} ({r})", 75)},
+                                  "value": r[:150]} for r in roots[:100]]}]
     return [{"type": "section", "text": {"type": "mrkdwn", "text": text}},
-            {"type": "actions", "elements": [_button(workspace_name(r), f"{PICK_WORKSPACE}_{i}", r)
-                                             for i, r in enumerate(roots[:5])]}]
+            {"type": "actions", "elements": elements}]
 
 
 def details_text(job: JobInfo, events: list[Any]) -> str:

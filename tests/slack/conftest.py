@@ -131,14 +131,22 @@ class Harness:
         assert resp.status == 200
         return ts
 
+    async def choose(self, element: dict[str, Any], value: str, message: dict[str, Any], *,
+                     user: str = ANN) -> aiohttp.ClientResponse:
+        """Press a button, or pick ``value`` in a menu."""
+        if element["type"] == "button":
+            return await self.press(element["action_id"], value, message, user=user)
+        return await self.press(element["action_id"], "", message, user=user, action={
+            "type": "static_select", "selected_option": {"value": value, "text": {"type": "plain_text", "text": "x"}}})
+
     async def press(self, action_id: str, value: str, message: dict[str, Any], *, user: str = ANN,
-                    channel: str = CHANNEL) -> aiohttp.ClientResponse:
+                    channel: str = CHANNEL, action: dict[str, Any] | None = None) -> aiohttp.ClientResponse:
         payload = {"type": "block_actions", "user": {"id": user}, "team": {"id": "T1"}, "api_app_id": "A1",
                    "channel": {"id": channel}, "container": {"type": "message", "channel_id": channel,
                                                              "message_ts": message["ts"]},
                    "message": message, "trigger_id": "1.2.3", "response_url": self.slack.response_url(action_id),
-                   "actions": [{"type": "button", "action_id": action_id, "value": value, "block_id": "b",
-                                "action_ts": str(time.time())}]}
+                   "actions": [action or {"type": "button", "action_id": action_id, "value": value}]}
+        payload["actions"][0].update(action_id=action_id, block_id="b", action_ts=str(time.time()))
         return await self.send(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
 
     async def slash(self, text: str, *, user: str = ANN, channel: str = CHANNEL) -> aiohttp.ClientResponse:
@@ -184,7 +192,9 @@ def _blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def buttons(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {e["text"]["text"]: e for b in _blocks(body) if b.get("type") == "actions" for e in b["elements"]}
+    """The interactive elements of a message by their label (a menu by its placeholder)."""
+    return {(e.get("text") or e.get("placeholder"))["text"]: e
+            for b in _blocks(body) if b.get("type") == "actions" for e in b["elements"]}
 
 
 def block_text(body: dict[str, Any]) -> str:

@@ -80,13 +80,15 @@ async def test_with_several_repositories_and_no_channel_map_the_requester_is_ask
     ts, _ = await harness.mention("where is the narwhal?")
     choice = await harness.slack.wait_for(lambda: harness.summary(ts), what="the repository choice")
     assert choice["text"] == "Which repository?"
-    pick = next(b for b in buttons(choice).values() if b["value"] == str(repo))
+    elements = list(buttons(choice).values())  # a button per repository, or a menu when there are many
+    pick = next(e for e in elements if e.get("value") == str(repo) or
+                str(repo) in [o["value"] for o in e.get("options", [])])
     assert await harness.jobs(repo) == []
 
-    await harness.press(pick["action_id"], pick["value"], harness.slack.messages["C1", harness.summary_ts(ts)],
-                        user=BOB)  # not Bob's question: refused
+    message = harness.slack.messages["C1", harness.summary_ts(ts)]
+    await harness.choose(pick, str(repo), message, user=BOB)  # not Bob's question: refused
     await harness.slack.wait_for(lambda: harness.slack.responses, what="the refusal")
-    await harness.press(pick["action_id"], pick["value"], harness.slack.messages["C1", harness.summary_ts(ts)])
+    await harness.choose(pick, str(repo), message)
     assert await harness.finished(ts) == ["eyes", "white_check_mark"]
     jobs = await harness.jobs(repo)
     assert [j.request["prompt"] for j in jobs] == ["where is the narwhal?"]
