@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from pathlib import Path
 from typing import Any
 
 from daemon.agents.workbench import Workbench
 from daemon.events import EventKind
 from daemon.workspace import repomap, testing
+from daemon.workspace.scratch import Scratch
 
 TEST_TIMEOUT = 300.0
 
@@ -40,11 +42,17 @@ class Tools:
         await {"tests": self.tests, "static_check": self.static_check, "context": self.context}[name]()
 
     async def tests(self) -> Any:
-        root = self.bench.root
-        if root is None:
-            raise RuntimeError("the tests need a workspace; none was given")
         started = time.monotonic()
-        report = await testing.run_tests(root, self.test_command, timeout=TEST_TIMEOUT)
+        scratch, temporary = self.bench.scratch, None
+        if scratch is None:  # a read-only chain: the tests still never run in the user's own tree
+            if self.bench.spec.workspace is None:
+                raise RuntimeError("the tests need a workspace; none was given")
+            scratch = temporary = await asyncio.to_thread(Scratch.from_repo, Path(self.bench.spec.workspace))
+        try:
+            report = await testing.run_tests(scratch.root, self.test_command, timeout=TEST_TIMEOUT)
+        finally:
+            if temporary is not None:
+                await asyncio.to_thread(temporary.cleanup)
         self.bench.test_report = report
         data = report_to_dict(report)
         assert data is not None

@@ -165,8 +165,10 @@ def apply_change(target_root: Path, change: ProposedDiff) -> list[str]:
     return [edit.path for edit, _ in done]
 
 
-def write_atomic(target: Path, text: str) -> None:
-    """Replace ``target`` with ``text`` (UTF-8, newlines as given) via a temp file and a rename."""
+def write_atomic(target: Path, text: str, *, durable: bool = True) -> None:
+    """Replace ``target`` with ``text`` (UTF-8, newlines as given) via a temp file and a rename.
+
+    ``durable`` fsyncs before the rename: needed in the user's tree, wasted on a scratch copy."""
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = target.stat().st_mode & 0o7777
@@ -176,8 +178,9 @@ def write_atomic(target: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:

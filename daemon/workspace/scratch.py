@@ -20,7 +20,7 @@ import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from daemon.workspace.change import (
     ChangeConflict,
@@ -145,11 +145,13 @@ class Scratch:
         key, path = self._locate(rel)
         if key in self.binary:
             raise NotEditable(f"{key} is a binary file; the team cannot replace it")
-        if key in self.skipped:
-            raise NotEditable(f"{key} was left out of the copy ({self.skipped[key]}); the team cannot replace it")
+        for part in (key, *(p.as_posix() for p in PurePosixPath(key).parents if p.as_posix() != ".")):
+            if part in self.skipped:
+                raise NotEditable(f"{part} was left out of the copy ({self.skipped[part]}); "
+                                  f"the team cannot write {key}")
         if path.is_dir():
             raise IsADirectoryError(f"cannot write {rel!r}: it is a folder in the workspace")
-        write_atomic(path, text)
+        write_atomic(path, text, durable=False)
         self._current[key] = self._store(text.encode("utf-8"))
 
     def delete(self, rel: str) -> None:

@@ -94,6 +94,16 @@ def test_a_symlink_in_the_repository_never_points_back_into_the_users_tree(repo:
         assert "host.txt" in scratch.skipped and not (scratch.root / "host.txt").exists()
 
 
+def test_a_folder_link_left_out_of_the_copy_cannot_be_written_through(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, repo / "escape")  # leads outside the repository: left out of the copy
+    with (Scratch.from_repo(repo, base_dir=tmp_path / "s") as scratch,
+          pytest.raises(NotEditable, match="escape was left out of the copy")):
+        scratch.write("escape/pwned.py", "print('hi')\n")
+    assert list(outside.iterdir()) == []
+
+
 def test_the_proposed_change_applies_with_git_to_a_copy_of_the_original(scratch: Scratch, repo: Path,
                                                                          tmp_path: Path) -> None:
     """Two packages edited, a file created, one deleted, one without a final newline."""
