@@ -29,6 +29,11 @@ APPLY, DISCARD, LATER = "Apply", "Discard", "Later"
 ANSWERS = {YES: "Yes.", NO: "No.", TEAM_DECIDES: "No preference: use your best judgement."}
 
 
+def _short(text: str | None, limit: int = 300) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 class JobFollower:
     def __init__(self, server: TroupeServer) -> None:
         self.server = server
@@ -86,23 +91,27 @@ class JobFollower:
 
     async def _follow(self, job: JobInfo, title: str) -> None:
         token = await self._begin(job, title)
+        seen: set[tuple[str, str]] = set()
         try:
             async for event in self.server.link.client.events(job.id):
-                self._on_event(token, event)
+                self._on_event(token, event, seen)
                 if event.kind == "job_state" and event.data.get("state") in FINAL_STATES:
                     break
             info = await self.server.link.call(lambda c: c.job(job.id))
         except DaemonError as exc:
             self._end(token, f"lost the daemon ({exc}); `troupe jobs` shows how job {job.id} ends")
             return
-        self._end(token, info.state if not info.error else f"{info.state}: {info.error}")
+        self._end(token, info.state if not info.error else f"{info.state}: {_short(info.error)}")
         self.server.notify("troupe/jobFinished", {"job": info.to_json()})
         self._tell_outcome(info)
 
-    def _on_event(self, token: str | None, event: StreamEvent) -> None:
+    def _on_event(self, token: str | None, event: StreamEvent, seen: set[tuple[str, str]]) -> None:
         data = event.data
-        if event.kind == "phase_started":
-            self._report(token, " · ".join(filter(None, [event.phase or data.get("phase"), event.role])))
+        if event.phase and event.role and (event.phase, event.role) not in seen:  # who works on what now
+            seen.add((event.phase, event.role))
+            self._report(token, f"{event.phase} · {event.role}")
+        if event.kind == "phase_started" and not event.role:
+            self._report(token, str(event.phase or data.get("phase")))
         elif event.kind == "tool_run":
             self._report(token, f"{data.get('tool', 'tool')}: {str(data.get('summary', ''))[:80]}")
         elif event.kind == "question" and data.get("to", "human") == "human":
@@ -119,7 +128,7 @@ class JobFollower:
     def _tell_outcome(self, info: JobInfo) -> None:
         result = info.result or {}
         if info.state == "failed":
-            self.server.say(types.MessageType.Error, f"Troupe: the {info.kind} job failed: {info.error}")
+            self.server.say(types.MessageType.Error, f"Troupe: the {info.kind} job failed: {_short(info.error)}")
         elif info.state == "succeeded" and info.kind == "ask" and result.get("answer"):
             self.server.say(types.MessageType.Info, f"Troupe: {str(result['answer'])[:2000]}")
 

@@ -1,0 +1,80 @@
+"""``troupe.ask`` end to end: the team works on a change (the change chain on the fake LLM),
+the editor sees work-done progress begin / report (phase and role) / end, is offered the
+proposed change with Apply / Discard, and Apply arrives as a ``workspace/applyEdit``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from tests.daemon.conftest import DaemonProcess
+from tests.fakes.llm_server import FakeLLM
+from tests.lsp.conftest import PLANTED, new_repo, until, uri_of
+
+PLAN = "I will fix the subtraction.\n<INFO> calc.py: add() must return a + b"
+CODE = """calc.py
+```python
+<<<<<<< SEARCH
+    return a - b
+=======
+    return a + b
+>>>>>>> REPLACE
+```
+"""
+
+TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+
+
+def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
+    lines = text.splitlines(keepends=True)
+
+    def offset(pos: types.Position) -> int:
+        return sum(len(line) for line in lines[:pos.line]) + pos.character
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[:offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+    return text
+
+
+async def test_ask_for_a_change_reports_progress_and_applies_the_proposal_through_apply_edit(
+        engine_daemon: DaemonProcess, llm: FakeLLM, open_editor: Any) -> None:
+    llm.add_rule(PLAN, user="List the files to change", times=1)
+    llm.add_rule(CODE, user="Make the change.", times=1)
+    llm.add_rule("<INFO> Finished", user="Give the ONE most important problem", times=1)
+    root = new_repo(engine_daemon.home, "ask", {"calc.py": PLANTED, "test_calc.py": TESTS})
+    editor = await open_editor(engine_daemon.home, [root])
+    editor.choose = lambda params: "Apply" if params.message.startswith("Troupe proposes a change") else None
+    await editor.registered(root)
+    calc = root / "calc.py"
+    editor.open(calc, PLANTED)
+
+    selection = types.Range(start=types.Position(line=4, character=0), end=types.Position(line=4, character=16))
+    answer = await editor.command("troupe.ask", {"prompt": "add() is wrong, fix it", "file": uri_of(calc),
+                                                 "selection": selection, "mode": "change"})
+    job_id = answer["jobId"]
+
+    applied = await until(lambda: editor.applied, timeout=60, what="the apply-edit request")
+    (params,) = applied
+    assert params.label.startswith("Troupe: change ")
+    (doc_edit,) = params.edit.document_changes
+    assert doc_edit.text_document.uri == uri_of(calc) and doc_edit.text_document.version == 1
+    assert apply_text_edits(PLANTED, list(doc_edit.edits)) == PLANTED.replace("a - b", "a + b")
+    assert calc.read_text() == PLANTED  # the server never writes the user's files itself
+
+    (offer,) = [r for r in editor.requests if r.message.startswith("Troupe proposes a change")]
+    assert [a.title for a in offer.actions] == ["Apply", "Discard", "Later"]
+    (proposed,) = editor.notifications("troupe/changeProposed")
+    assert proposed.jobId == job_id and proposed.files == ["calc.py"] and "+    return a + b" in proposed.diff
+
+    (token,) = [t for t in editor.client.progress_reports if job_id in str(t)]
+    reports = await until(lambda: (r := editor.client.progress_reports[token]) and
+                          isinstance(r[-1], types.WorkDoneProgressEnd) and r, what="the end of progress")
+    assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].title == "Troupe: change"
+    messages = [r.message for r in reports[1:-1]]
+    assert "plan · programmer" in messages and "code · programmer" in messages
+    assert reports[-1].message == "succeeded"
+    finished = await until(lambda: editor.notifications("troupe/jobFinished"), what="troupe/jobFinished")
+    assert finished[0].job.id == job_id and finished[0].job.state == "succeeded"
+    asked = llm.prompts_containing("add() is wrong, fix it")
+    assert asked and "return a - b" in asked[0].prompt  # the selected code reached the team
