@@ -84,6 +84,7 @@ class FakeSlack:
             await ws.close()
         if self._runner is not None:
             await self._runner.cleanup()
+            self._runner = None
 
     async def __aenter__(self) -> FakeSlack:
         return await self.start()

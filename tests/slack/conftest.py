@@ -97,8 +97,19 @@ def new_ts() -> str:
 class Harness:
     """Sends Slack-shaped, signed requests to the bot's /slack/events and reads what it did."""
 
-    def __init__(self, slack: FakeSlack, bot: TroupeBot, url: str, session: aiohttp.ClientSession) -> None:
-        self.slack, self.bot, self.url, self.session = slack, bot, url, session
+    def __init__(self, slack: FakeSlack, bot: TroupeBot, url: str, session: aiohttp.ClientSession,
+                 runner: Any) -> None:
+        self.slack, self.bot, self.url, self.session, self.runner = slack, bot, url, session, runner
+        self.closed = False
+
+    async def close(self) -> None:
+        """Stop the bot (as a restart would); the fake Slack keeps running."""
+        if not self.closed:
+            self.closed = True
+            await self.session.close()
+            await self.runner.cleanup()
+            await self.bot.close()
+            await self.bot.daemon.close()
 
     async def send(self, body: str, content_type: str, **headers: str) -> aiohttp.ClientResponse:
         all_headers = {**signed(body, content_type), **headers}
@@ -210,26 +221,22 @@ def slack_config(tmp_path: Path, repo: Path | None, **overrides: Any) -> SlackCo
 
 @pytest.fixture
 async def make_harness(daemon: DaemonProcess, tmp_path: Path) -> AsyncIterator[Any]:
-    made: list[tuple[Any, ...]] = []
+    made: list[Harness] = []
 
-    async def make(repo: Path | None, **overrides: Any) -> Harness:
-        slack = await FakeSlack(token=BOT_TOKEN).start()
+    async def make(repo: Path | None, slack: FakeSlack | None = None, **overrides: Any) -> Harness:
+        slack = slack or await FakeSlack(token=BOT_TOKEN).start()
         config = slack_config(tmp_path, repo, api_url=slack.api_url, **overrides)
         config.register_secrets()
         bot = TroupeBot(config, daemon.client(), web_client(config))
         runner = await start_http(build_app(bot), "127.0.0.1", 0)
         host, port = runner.addresses[0][:2]
-        session = aiohttp.ClientSession()
-        made.append((slack, bot, runner, session))
-        return Harness(slack, bot, f"http://{host}:{port}{EVENTS_PATH}", session)
+        made.append(Harness(slack, bot, f"http://{host}:{port}{EVENTS_PATH}", aiohttp.ClientSession(), runner))
+        return made[-1]
 
     yield make
-    for slack, bot, runner, session in made:
-        await session.close()
-        await runner.cleanup()
-        await bot.close()
-        await bot.daemon.close()
-        await slack.stop()
+    for harness in made:
+        await harness.close()
+        await harness.slack.stop()
 
 
 @pytest.fixture

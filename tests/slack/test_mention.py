@@ -9,6 +9,7 @@ import itertools
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.fakes.llm_server import FakeLLM
 from tests.slack.conftest import ANN, BOB, BOT_TOKEN, CHANNEL, INTERVAL, Harness, block_text, buttons
@@ -83,12 +84,23 @@ async def test_a_mention_runs_a_change_and_reports_it_in_the_thread(harness: Har
     assert "***" in text  # the plan did carry the token, redacted
 
 
-async def test_apply_is_for_the_requester_and_changes_the_file(harness: Harness, repo: Path, llm: FakeLLM) -> None:
+async def test_apply_is_for_the_requester_and_changes_the_file(make_harness: Any, repo: Path, llm: FakeLLM) -> None:
+    harness: Harness = await make_harness(repo, snippet_max_chars=0)  # every diff goes up as a file
     script_change(llm, "okapi")
+    harness.slack.rate_limit("chat.update", retry_after=1)  # Slack says: slow down, once
     ts, _ = await harness.mention("change add() so it adds, okapi")
     await harness.finished(ts)
     summary = harness.summary(ts)
     assert summary is not None
+    limited = [c for c in harness.slack.calls if c.method == "chat.update"][:2]
+    assert [c.status for c in limited] == [429, 200] and limited[1].at - limited[0].at >= 1.0
+
+    # the diff came as a file in the thread, not inline
+    assert "```" not in block_text(summary)
+    done = harness.slack.of("files.completeUploadExternal")
+    assert len(done) == 1 and done[0].body["thread_ts"] == ts and done[0].body["channel_id"] == CHANNEL
+    (upload,) = harness.slack.uploads.values()
+    assert b"-    return a - b\n+    return a + b" in upload
     job_id = buttons(summary)["Apply"]["value"]
     message = harness.slack.messages[CHANNEL, harness.summary_ts(ts)]
 
@@ -116,3 +128,16 @@ async def test_apply_is_for_the_requester_and_changes_the_file(harness: Harness,
     assert not buttons(updated[-1].body)
     change = await harness.bot.daemon.change((await harness.bot.daemon.job(job_id)).result["change_id"])
     assert change.state == "applied"
+
+
+async def test_a_review_posts_its_findings(harness: Harness, repo: Path, llm: FakeLLM) -> None:
+    (repo / "heron.py").write_text("def heron(a, b):\n    return a - b\n")
+    llm.add_rule('[{"start_line": 2, "severity": "major", "message": "heron() subtracts", "quote": "return a - b"}]',
+                 user="def heron(a, b)")
+    ts, _ = await harness.mention("review <http://heron.py|heron.py> please")
+    assert await harness.finished(ts) == ["eyes", "white_check_mark"]
+    (job,) = await harness.jobs(repo)
+    assert job.kind == "review" and job.request["files"] == ["heron.py"]
+    text = block_text(harness.summary(ts) or {})
+    assert "finding(s)" in text and "`heron.py:2` _major_ heron() subtracts" in text
+    assert set(buttons(harness.summary(ts) or {})) == {"Details"}  # nothing to apply

@@ -93,3 +93,23 @@ async def test_with_several_repositories_and_no_channel_map_the_requester_is_ask
     jobs = await harness.jobs(repo)
     assert [j.request["prompt"] for j in jobs] == ["where is the narwhal?"]
     assert harness.bot.state.thread("C1", ts).workspace == str(repo)  # the thread keeps its repository
+
+
+async def test_a_thread_outlives_a_restart_of_the_bot(make_harness: Any, repo: Path, llm: FakeLLM) -> None:
+    first: Harness = await make_harness(repo)
+    llm.add_rule("ASK_HUMAN: The tabby or the ginger one?", user="Question: which cat", times=1)
+    llm.add_rule("The ginger one: app.py:1.", user="The user answers: ginger")
+    ts, _ = await first.mention("which cat is it?")
+    await first.slack.wait_for(lambda: [b for b in first.in_thread(ts) if "tabby" in (b.get("text") or "")],
+                               what="the question")
+    status_ts = first.slack.of("chat.postMessage")[0].ts
+    await first.close()  # the bot stops while the team waits for Ann
+
+    second: Harness = await make_harness(repo, slack=first.slack)  # same state file, same Slack
+    assert await second.bot.resume() == 1
+    await second.reply("ginger", ts)
+    assert await second.finished(ts) == ["eyes", "white_check_mark"]
+    assert "The ginger one: app.py:1." in block_text(second.summary(ts) or {})
+    assert "done" in second.slack.messages["C1", str(status_ts)]["text"]  # the same status message, finished
+    assert len([b for b in second.in_thread(ts) if "tabby" in (b.get("text") or "")]) == 1  # not asked twice
+    assert len(await second.jobs(repo)) == 1
