@@ -21,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point for ``troupe slack`` (the CLI passes its parsed arguments here)."""
+    from daemon.client import DaemonError
     from slack_bot.app import serve
     from slack_bot.config import SlackConfigError, load_config
 
@@ -33,6 +34,9 @@ def run(args: argparse.Namespace) -> int:
     except SlackConfigError as exc:
         print(f"troupe slack: {exc}", file=sys.stderr)
         return 2
+    except DaemonError as exc:
+        print(f"troupe slack: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 
 from daemon.client import DaemonError
+from daemon.redact import redact
 from slack_bot import render
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ Respond = Any  # bolt's AsyncRespond: await respond(text=..., response_type="eph
 async def _tell(respond: Respond, text: str) -> None:
     """A private note to the person who pressed (through the payload's response_url)."""
     try:
-        await respond(text=text, response_type="ephemeral", replace_original=False)
+        await respond(text=redact(text), response_type="ephemeral", replace_original=False)
     except Exception as exc:  # an expired response_url must not turn into an error page
         log.info("could not answer through response_url: %s", exc)
 

@@ -81,7 +81,7 @@ class TroupeBot:
 
     # ---------------------------------------------------------------- Slack events
 
-    def _refusal(self, user: str | None, channel: str | None) -> str | None:
+    def refusal(self, user: str | None, channel: str | None) -> str | None:
         if not self.config.channel_allowed(channel):
             return REFUSE_CHANNEL.format(user=user)
         if not self.config.user_allowed(user):
@@ -96,7 +96,7 @@ class TroupeBot:
             log.info("event %s delivered again; already handled", event_id)
             return
         thread_ts = event.get("thread_ts") or ts
-        refusal = self._refusal(user, channel)
+        refusal = self.refusal(user, channel)
         if refusal:
             await self.poster.post(channel, thread_ts, refusal)
             return
@@ -121,7 +121,7 @@ class TroupeBot:
         thread = self.state.thread(str(channel), str(thread_ts))
         if thread is None or not (thread.question_id or thread.pending_prompt):
             return
-        if not self.config.may_control(user, thread.requester) or self._refusal(user, channel):
+        if not self.config.may_control(user, thread.requester) or self.refusal(user, channel):
             return  # others may talk in the thread; only the requester (or an admin) answers for them
         if not self.state.first_time(f"event:{event_id}" if event_id else "", f"msg:{channel}:{ts}"):
             return

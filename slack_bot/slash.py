@@ -10,6 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from daemon.client import DaemonError
+from daemon.redact import redact
 from slack_bot import render
 from slack_bot.state import Thread
 
@@ -31,7 +32,7 @@ async def on_command(bot: TroupeBot, command: dict[str, Any], respond: Any) -> N
     user, channel = command.get("user_id"), command.get("channel_id")
     words = (command.get("text") or "").strip().split(maxsplit=1)
     name, rest = (words[0].lower() if words else "help"), (words[1] if len(words) > 1 else "")
-    refusal = bot._refusal(user, channel)
+    refusal = bot.refusal(user, channel)
     if refusal:
         await _say(respond, refusal)
         return
@@ -45,8 +46,6 @@ async def on_command(bot: TroupeBot, command: dict[str, Any], respond: Any) -> N
 
 
 async def _say(respond: Any, text: str) -> None:
-    from daemon.redact import redact
-
     try:
         await respond(text=redact(render.cut(text)), response_type="ephemeral")
     except Exception as exc:
