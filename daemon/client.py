@@ -115,8 +115,9 @@ class DaemonClient:
 
     async def request(self, method: str, path: str, *, body: Message | dict[str, Any] | None = None,
                       params: dict[str, Any] | None = None, timeout: float | None = None) -> dict[str, Any]:
-        """One API call; the decoded JSON answer. Connection failures are retried (GETs and POSTs
-        that never reached the daemon); an error answer raises :class:`DaemonError`."""
+        """One API call; the decoded JSON answer. Requests that never reached the daemon are retried
+        (after starting it, when allowed), GETs also after a lost connection; an error answer raises
+        :class:`DaemonError`."""
         data = body.to_json() if isinstance(body, Message) else body
         query = {k: str(v) for k, v in (params or {}).items() if v is not None}
         for attempt in range(self.retries + 1):
@@ -124,14 +125,23 @@ class DaemonClient:
                 async with self.session.request(
                         method, f"{self.base}{PREFIX}{path}", json=data, params=query,
                         timeout=aiohttp.ClientTimeout(total=timeout or self.timeout)) as resp:
-                    payload = await resp.json(content_type=None)
+                    try:
+                        payload = await resp.json(content_type=None)
+                    except ValueError:
+                        text = (await resp.text())[:200]
+                        raise DaemonError(f"the daemon answered HTTP {resp.status} without JSON: {text}",
+                                          status=resp.status, code="bad_answer") from None
                     if resp.status >= 400:
                         error = (payload or {}).get("error", {}) if isinstance(payload, dict) else {}
                         raise DaemonError(error.get("message", f"HTTP {resp.status}"), status=resp.status,
                                           code=error.get("code", "http_error"))
                     return payload
-            except (aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError, ConnectionResetError,
-                    FileNotFoundError) as exc:
+            except (aiohttp.ClientConnectorError, FileNotFoundError) as exc:  # never reached the daemon
+                await self._reach(attempt, exc)
+            except (aiohttp.ServerDisconnectedError, ConnectionResetError) as exc:
+                if method not in ("GET", "DELETE"):  # it may have been done: never do it twice
+                    raise DaemonError(f"the connection to the daemon was lost during {method} {path} ({exc}); "
+                                      "check with `troupe jobs` whether it happened") from None
                 await self._reach(attempt, exc)
         raise AssertionError("unreachable")
 

@@ -22,12 +22,14 @@ from aiohttp import web
 from daemon.api.protocol import ProtocolError, error_json
 from daemon.api.routes import routes
 from daemon.api.state import DAEMON, DaemonState
+from daemon.viewer import is_viewer_path, mount_viewer, viewer_gate
 
 log = logging.getLogger("troupe.api")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 TCP_TOKEN = web.AppKey("troupe_tcp_token", str)
 TCP_HOSTS = web.AppKey("troupe_tcp_hosts", set)  # filled once the TCP port is known
+MAX_BODY = web.AppKey("troupe_max_body", int)
 
 
 def _error(status: int, code: str, message: str) -> web.Response:
@@ -46,7 +48,7 @@ async def errors_as_json(request: web.Request, handler: Handler) -> web.StreamRe
         return _error(exc.status, exc.code, exc.message)
     except web.HTTPRequestEntityTooLarge:
         return _error(413, "too_large", f"the request body is larger than the daemon accepts "
-                      f"({request.app._client_max_size:,} bytes); send file paths, not file contents")
+                      f"({request.app[MAX_BODY]:,} bytes); send file paths, not file contents")
     except web.HTTPException as exc:
         if exc.status == 404:
             return _error(404, "not_found", f"no such route: {request.method} {request.path}")
@@ -71,6 +73,8 @@ async def tcp_needs_token(request: web.Request, handler: Handler) -> web.StreamR
         return await handler(request)
     if request.headers.get("Host", "").lower() not in request.app[TCP_HOSTS]:
         return _error(403, "bad_host", "the Host header must name the loopback address the daemon listens on")
+    if is_viewer_path(request.path):  # the browser page: bearer token, one-time link or its cookie
+        return await viewer_gate(request, handler)
     given = request.headers.get("Authorization", "")
     expected = f"Bearer {request.app[TCP_TOKEN]}"
     if not hmac.compare_digest(given.encode(), expected.encode()):
@@ -84,7 +88,9 @@ def make_app(state: DaemonState, *, max_body: int, tcp_token: str = "") -> web.A
     app[DAEMON] = state
     app[TCP_TOKEN] = tcp_token
     app[TCP_HOSTS] = set()
+    app[MAX_BODY] = max_body
     app.add_routes(routes)
+    mount_viewer(app, tcp_token)
     return app
 
 

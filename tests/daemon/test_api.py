@@ -207,3 +207,16 @@ async def test_the_daemon_wide_stream_carries_every_jobs_events(daemon: DaemonPr
     assert {e.job_id for e in seen} == {job.id}
     assert any(e.kind == "finding" and e.data["file"] == "app.py" for e in seen)
     assert [f.message for f in findings] == ["scripted review of app.py"]
+
+
+async def test_idle_streams_carry_heartbeat_comments(daemon: DaemonProcess, repo: Path) -> None:
+    async with daemon.client() as client:
+        job = await client.submit(ask(repo, ask="still there?"))
+        await wait_for(client, job.id, states=("waiting_for_answer",))
+    connector = aiohttp.UnixConnector(path=str(daemon.socket))
+    async with aiohttp.ClientSession(connector=connector) as session, session.get(
+            f"http://troupe/v1/jobs/{job.id}/events?after=0", headers={"Accept": "text/event-stream"}) as resp:
+        received = b""
+        while b": heartbeat" not in received:
+            received += await asyncio.wait_for(resp.content.readany(), 5)
+    assert b"event: question" in received

@@ -81,6 +81,9 @@ def test_ask_review_jobs_findings_and_a_refused_apply(up: Path, repo: Path) -> N
     assert len(jobs) == 2 and "review succeeded" in jobs[0] and "ask    succeeded" in jobs[1]
     hits = json.loads(troupe(home, "experience", "search", "scripted", "--json").stdout)["hits"]
     assert any(h["kind"] == "finding" for h in hits)
+    assert troupe(home, "watch", str(repo), "--no-follow").stdout == f"watching {repo.resolve()} (inotify)\n"
+    assert f"watching {repo.resolve()} (inotify)" in troupe(home, "status").stdout
+    assert troupe(home, "watch", "--stop", str(repo)).stdout == f"stopped watching {repo.resolve()}\n"
 
 
 def test_a_change_that_conflicts_is_not_applied(up: Path, repo: Path) -> None:

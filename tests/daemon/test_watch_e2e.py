@@ -99,6 +99,9 @@ async def test_a_save_reviews_the_file_and_streams_static_and_model_findings(
         done = await follower.until(finished)
         job = await client.job(done.job_id)
         findings = await client.findings(str(root), "calc.py")
+        (root / "calc.py").write_text("def add(a, b):\n    return a + b\n")  # fixed: both findings go stale
+        await follower.until(lambda e: finished(e) and e.job_id != done.job_id)
+        after_fix = await client.findings(str(root), "calc.py")
         follower.close()
     assert job.kind == "review" and job.state == "succeeded", job.error
     assert job.request["files"] == ["calc.py"] and job.request["options"]["trigger"] == "save"
@@ -111,6 +114,9 @@ async def test_a_save_reviews_the_file_and_streams_static_and_model_findings(
     first_model_call = next(i for i, e in enumerate(follower.events) if e.kind == "usage")
     assert first_static < first_model_call  # the static part streams before the model answers
     assert llm.prompts_containing("return a - b"), "the saved code reached the reviewer's prompt"
+    assert after_fix == []
+    resolved = {e.data["id"] for e in follower.events if e.kind == "finding" and e.data["state"] == "resolved"}
+    assert resolved == {f.id for f in findings}  # editors hear that the stale findings are gone
 
 
 async def test_an_atomic_rename_save_starts_one_review(engine_daemon: DaemonProcess) -> None:
@@ -156,7 +162,9 @@ async def test_200_files_changed_at_once_start_a_bounded_number_of_jobs(engine_d
         jobs = await client.jobs(workspace=str(root))
         for job in jobs:
             await wait_for(client, job.id, timeout=60)
+        metrics = await client.request("GET", "/metrics")
         follower.close()
     assert 1 <= len(jobs) <= JOBS_PER_MINUTE
     assert sum(len(j.request["files"]) for j in jobs) + capped.data["count"] <= 200
     assert capped.data["count"] >= 200 - JOBS_PER_MINUTE * 5
+    assert metrics["watch_files_skipped"] >= capped.data["count"]
