@@ -65,6 +65,10 @@ async def cmd_status(client: DaemonClient, args: argparse.Namespace) -> int:
 
 
 async def cmd_jobs(client: DaemonClient, args: argparse.Namespace) -> int:
+    if args.open is not None:
+        from daemon.cli.viewer_link import open_viewer
+
+        return await open_viewer(client, args.open or None)
     jobs = await client.jobs(state=args.state, limit=args.limit)
     emit(args, jobs, "\n".join(job_line(j) for j in jobs) or "no jobs yet")
     return 0

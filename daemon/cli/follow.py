@@ -9,6 +9,7 @@ from typing import Any
 
 from daemon.api.protocol import JobInfo, SubmitJob
 from daemon.cli.render import Progress, money
+from daemon.cli.viewer_link import print_viewer_link
 from daemon.client import DaemonClient, DaemonError
 
 
@@ -76,6 +77,7 @@ async def submit_and_follow(client: DaemonClient, request: SubmitJob, args: Any)
         return 0
     if not args.json:
         print(f"{request.kind} job {job.id[:8]} queued", file=sys.stderr)
+        await print_viewer_link(client, job.id)
     try:
         job = await follow_job(client, job, quiet=args.json)
     except KeyboardInterrupt:

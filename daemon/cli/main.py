@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--state", help="queued, running, waiting_for_answer, succeeded, failed, cancelled, "
                                    "active or all (default: all)")
     p.add_argument("-n", "--limit", type=int, default=20)
+    p.add_argument("--open", nargs="?", const="", metavar="ID",
+                   help="open the run viewer in a browser on job ID (or on the job list) and print its link")
     _json(p)
 
     p = sub.add_parser("findings", help="open review findings of a workspace or of one file")
@@ -89,6 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-n", "--limit", type=int, default=20)
     _json(s)
 
+    # The adapters own their options: `troupe lsp …` is handed to lsp.app untouched (see main()).
+    sub.add_parser("lsp", help="the language server over stdio (`troupe lsp --help` lists its options)",
+                   add_help=False)
+    from slack_bot.__main__ import add_arguments as slack_arguments  # argparse only: cheap
+
+    slack_arguments(sub.add_parser("slack", help="the Slack bot (Socket Mode, or --http --port N)"))
+
     doctor = sub.add_parser("doctor", help="check the model, the database, the daemon and library versions")
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     doctor.add_argument("--no-model", action="store_true", help="skip the live model check")
@@ -96,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["lsp"]:
+        from lsp.app import main as lsp_main
+
+        return lsp_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -105,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         from daemon.doctor import run_doctor
 
         return run_doctor(json_output=args.json, check_model=not args.no_model)
+    if args.command == "slack":
+        from slack_bot.__main__ import run as run_slack
+
+        return run_slack(args)
     if args.command == "daemon":
         from daemon.service.process import run_foreground
 

@@ -107,8 +107,7 @@ def start_background(*, wait: float = 20.0) -> tuple[int, bool]:
 
 def stop_background(*, wait: float = 30.0) -> int | None:
     """SIGTERM the running daemon and wait for it to exit; its pid, or None when none ran."""
-    info = read_pid_file()
-    pid = int(info["pid"]) if info and info.get("pid") else None
+    pid = running_pid()  # only a pid whose socket answers: a stale pid file may name someone else's process
     if pid is None:
         return None
     try:

@@ -14,7 +14,7 @@ import pytest
 from tests.daemon.conftest import REPO, daemon_env
 
 SUBCOMMANDS = ["daemon", "up", "down", "status", "ask", "review", "test", "jobs", "findings", "watch", "apply",
-               "discard", "answer", "cancel", "experience", "doctor"]
+               "discard", "answer", "cancel", "experience", "slack", "doctor"]
 
 
 def troupe(home: Path, *args: str, cwd: Path | None = None, check: bool = True,
@@ -39,6 +39,9 @@ def test_every_command_has_help_and_help_imports_nothing_heavy() -> None:
     assert "HEAVY []" in out
     for command in SUBCOMMANDS:
         assert f"{command}" in out
+    top = subprocess.run([sys.executable, "-m", "daemon.cli.main", "--help"], cwd=REPO, capture_output=True,
+                         text=True, check=True).stdout
+    assert all(name in top for name in ("lsp", "slack", "daemon", "experience"))
 
 
 def test_up_twice_reports_the_running_daemon_and_down_stops_it(home: Path) -> None:
