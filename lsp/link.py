@@ -20,6 +20,7 @@ from daemon.client import DaemonClient, DaemonError
 
 log = logging.getLogger("troupe.lsp")
 
+NOT_YET = "not connected yet"
 FIRST_RETRY_S = 0.25
 LAST_RETRY_S = 5.0
 
@@ -33,7 +34,7 @@ class DaemonLink:
                  on_state: OnState) -> None:
         self.client = client
         self.connected = False
-        self.reason = "not connected yet"
+        self.reason = NOT_YET
         self._on_connect, self._on_event, self._on_state = on_connect, on_event, on_state
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
@@ -47,6 +48,13 @@ class DaemonLink:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
         await self.client.close()
+
+    @property
+    def state(self) -> str:
+        """``connecting`` (no answer yet), ``connected`` or ``unreachable``."""
+        if self.connected:
+            return "connected"
+        return "connecting" if self.reason == NOT_YET else "unreachable"
 
     def retry_now(self) -> None:
         """A request just reached the daemon: skip the rest of the backoff."""
@@ -103,7 +111,7 @@ class DaemonLink:
 
     def _lost(self, exc: BaseException) -> None:
         reason = str(exc) or type(exc).__name__
-        if self.connected or self.reason == "not connected yet":
+        if self.connected or self.reason == NOT_YET:
             log.warning("the daemon is unreachable: %s", reason)
             self.connected, self.reason = False, reason
             self._on_state(False, reason)

@@ -42,9 +42,13 @@ class TroupeProtocol(LanguageServerProtocol):
 
 class _DropAnswered(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and isinstance(record.exc_info[1], AnsweredBadMessage))
+        if str(record.msg).startswith("Unable to deserialize message"):
+            return False  # TroupeProtocol logs one readable line instead
+        return not (record.exc_info and isinstance(record.exc_info[1], AnsweredBadMessage | JsonRpcException))
 
 
 def quiet_answered_messages() -> None:
-    """pygls logs every message it could not handle with a traceback; ours were answered already."""
-    logging.getLogger("pygls.io_").addFilter(_DropAnswered())
+    """pygls logs a traceback for every message it could not handle and for every error answer; an
+    error the client was answered with (bad params, a daemon refusal) is not a server fault."""
+    for name in ("pygls.server", "pygls.io_", "pygls.protocol.json_rpc"):
+        logging.getLogger(name).addFilter(_DropAnswered())

@@ -8,11 +8,13 @@ daemon become ``RequestFailed`` with the daemon's own message.
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.protocol import default_converter
 
 from daemon.client import DaemonError
 
@@ -47,20 +49,40 @@ def plain(value: Any) -> Any:
     return value
 
 
+def _camel(match: re.Match[str]) -> str:
+    return match.group(1).upper()
+
+
 def describe(exc: Exception) -> str:
-    """A cattrs error as ``"prompt: required field missing; line: expected int"``."""
+    """A cattrs error as ``"required field missing at prompt; expected an integer at findingId"``,
+    with the field names as the client wrote them (camelCase)."""
     if isinstance(exc, cattrs.BaseValidationError):
-        return "; ".join(cattrs.transform_error(exc, path="")).replace(" @ .", " at ")
+        messages = cattrs.transform_error(exc, path="")
+        return "; ".join(re.sub(r"_([a-z])", _camel, m.replace(" @ .", " at ")) for m in messages)
     return str(exc)
 
 
-def parse(converter: Any, cls: type[T], value: Any, what: str) -> T:
+def _strict(kind: type, name: str) -> Any:
+    def structure(value: Any, _: type) -> Any:
+        if type(value) is not kind and not (kind is float and type(value) is int):
+            raise ValueError(f"expected {name}, got {type(value).__name__} {str(value)[:40]!r}")
+        return value
+
+    return structure
+
+
+CONVERTER = default_converter()  # LSP types (Range, Position) plus strict JSON scalars: 5 is not "5"
+for _kind, _name in ((str, "a string"), (int, "an integer"), (bool, "true or false"), (float, "a number")):
+    CONVERTER.register_structure_hook(_kind, _strict(_kind, _name))
+
+
+def parse(cls: type[T], value: Any, what: str) -> T:
     """``value`` (a JSON object) as ``cls``; raises ``InvalidParams`` saying what was wrong."""
     value = plain(value)
     if not isinstance(value, dict):
         raise invalid_params(f"{what}: expected one JSON object, got {type(value).__name__}")
     try:
-        parsed = converter.structure(value, cls)
+        parsed = CONVERTER.structure(value, cls)
     except Exception as exc:
         raise invalid_params(f"{what}: {describe(exc)}") from None
     check = getattr(parsed, "check", None)
@@ -71,8 +93,8 @@ def parse(converter: Any, cls: type[T], value: Any, what: str) -> T:
     return parsed
 
 
-def command_argument(converter: Any, cls: type[T], args: tuple[Any, ...], command: str) -> T:
+def command_argument(cls: type[T], args: tuple[Any, ...], command: str) -> T:
     """The one object argument of a ``workspace/executeCommand`` call."""
     if len(args) != 1:
         raise invalid_params(f"{command} takes one argument, an object; got {len(args)} arguments")
-    return parse(converter, cls, args[0], command)
+    return parse(cls, args[0], command)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import FeatureRequestError, JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -65,12 +66,12 @@ class TroupeServer(LanguageServer):
         self.window_log_message(types.LogMessageParams(type=kind, message=f"Troupe: {message}"))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        if isinstance(error, AnsweredBadMessage):
-            return  # answered with InvalidParams already
+        if isinstance(error, AnsweredBadMessage | JsonRpcException) or source is FeatureRequestError:
+            return  # already the answer to the request (or answered with InvalidParams)
         self.log_line(f"internal error: {error}", types.MessageType.Error)
 
     def status(self) -> dict[str, Any]:
-        return {"daemon": "connected" if self.link.connected else "unreachable", "reason": self.link.reason,
+        return {"daemon": self.link.state, "reason": self.link.reason,
                 "activeJobs": len(self.active_jobs), "workspaces": sorted(r for r in self.folders.values() if r),
                 "promptTokens": self.usage["prompt_tokens"], "completionTokens": self.usage["completion_tokens"],
                 "tokens": self.usage["prompt_tokens"] + self.usage["completion_tokens"],

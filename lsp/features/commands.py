@@ -25,9 +25,11 @@ def _file(ls: TroupeServer, file: str | None, command: str) -> tuple[str, str | 
     if file is not None and (path is None or not path.startswith("/")):
         raise invalid_params(f"{command}: file must be a file:// URI or an absolute path, got {file!r}")
     root = containing_root(path, roots) if path else (roots[0] if len(roots) == 1 else None)
+    if root is None and file:
+        raise request_failed(f"Troupe: {file} is not inside a workspace folder registered with the daemon")
     if root is None:
-        where = f"{file} is not inside" if file else "say which file; there is more or less than one"
-        raise request_failed(f"Troupe: {where} a workspace folder registered with the daemon")
+        raise request_failed(f"Troupe: {command} needs a file to say which workspace; "
+                             f"{len(roots)} folders are registered with the daemon")
     return root, (None if path is None else path[len(root):].lstrip("/"))
 
 
@@ -46,7 +48,7 @@ def _selection_text(ls: TroupeServer, uri: str, selection: types.Range) -> str:
 def register(server: TroupeServer) -> None:
     @server.command("troupe.ask")
     async def ask(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ls.protocol._converter, AskArgs, args, "troupe.ask")
+        a = command_argument(AskArgs, args, "troupe.ask")
         root, rel = _file(ls, a.file, "troupe.ask")
         prompt = a.prompt
         if a.selection is not None and a.file:
@@ -59,7 +61,7 @@ def register(server: TroupeServer) -> None:
 
     @server.command("troupe.review")
     async def review(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ls.protocol._converter, FileArgs, args, "troupe.review")
+        a = command_argument(FileArgs, args, "troupe.review")
         if a.file is None:
             raise invalid_params("troupe.review: say which file to review (file)")
         root, rel = _file(ls, a.file, "troupe.review")
@@ -68,37 +70,37 @@ def register(server: TroupeServer) -> None:
 
     @server.command("troupe.test")
     async def test(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ls.protocol._converter, FileArgs, args or ({},), "troupe.test")
+        a = command_argument(FileArgs, args or ({},), "troupe.test")
         root, rel = _file(ls, a.file, "troupe.test")
         job = await ls.submit(SubmitJob(kind="test", workspace=root, files=[rel] if rel else []), "Troupe: tests")
         return {"jobId": job.id}
 
     @server.command("troupe.cancel")
     async def cancel(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ls.protocol._converter, JobArgs, args, "troupe.cancel")
+        a = command_argument(JobArgs, args, "troupe.cancel")
         job = await _daemon(ls, lambda c: c.cancel(a.job_id))
         return {"jobId": job.id, "state": job.state}
 
     @server.command("troupe.answer")
     async def answer(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ls.protocol._converter, AnswerArgs, args, "troupe.answer")
+        a = command_argument(AnswerArgs, args, "troupe.answer")
         job = await _daemon(ls, lambda c: c.answer(a.job_id, a.text, a.question_id))
         return {"jobId": job.id, "state": job.state}
 
     @server.command("troupe.applyChange")
     async def apply_change(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ls.protocol._converter, ChangeArgs, args, "troupe.applyChange")
+        a = command_argument(ChangeArgs, args, "troupe.applyChange")
         return {"changeId": a.change_id, "applied": await ls.apply_change(a.change_id)}
 
     @server.command("troupe.discardChange")
     async def discard_change(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ls.protocol._converter, ChangeArgs, args, "troupe.discardChange")
+        a = command_argument(ChangeArgs, args, "troupe.discardChange")
         change = await _daemon(ls, lambda c: c.discard_change(a.change_id))
         return {"changeId": change.id, "state": change.state}
 
     @server.command("troupe.dismiss")
     async def dismiss(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ls.protocol._converter, FindingArgs, args, "troupe.dismiss")
+        a = command_argument(FindingArgs, args, "troupe.dismiss")
         finding = await _daemon(ls, lambda c: c.set_finding_state(a.finding_id, "dismissed",
                                                                   a.reason or "dismissed in the editor"))
         ls.forget_finding(finding.id)
@@ -106,14 +108,14 @@ def register(server: TroupeServer) -> None:
 
     @server.command("troupe.fixApplied")
     async def fix_applied(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ls.protocol._converter, FindingArgs, args, "troupe.fixApplied")
+        a = command_argument(FindingArgs, args, "troupe.fixApplied")
         finding = await _daemon(ls, lambda c: c.set_finding_state(a.finding_id, "applied"))
         ls.forget_finding(finding.id)
         return {"findingId": finding.id, "state": finding.state}
 
     @server.command("troupe.explain")
     async def explain(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ls.protocol._converter, FindingArgs, args, "troupe.explain")
+        a = command_argument(FindingArgs, args, "troupe.explain")
         found = next(((doc, p) for doc in ls.documents.values() for p in doc.placed.values()
                       if p.finding.id == a.finding_id), None)
         if found is None:

@@ -22,7 +22,7 @@ ENGINE_MODULES = ("litellm", "daemon.agents", "daemon.llm")  # the language serv
 def register(server: TroupeServer) -> None:
     @server.feature("troupe/jobs")
     async def jobs(ls: TroupeServer, params: Any) -> dict[str, Any]:
-        query = parse(ls.protocol._converter, JobsQuery, params if params is not None else {}, "troupe/jobs")
+        query = parse(JobsQuery, params if params is not None else {}, "troupe/jobs")
         try:
             found = await ls.link.call(lambda c: c.jobs(state=query.state, workspace=query.workspace,
                                                         limit=query.limit))

@@ -16,14 +16,16 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pygls.protocol import default_converter
+from pygls.protocol import JsonRPCRequestMessage, default_converter
 from pygls.uris import from_fs_path
 from pytest_lsp import LanguageClient
 
@@ -136,6 +138,18 @@ class Editor:
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri_of(path), version=self.versions[str(path)]),
             content_changes=[types.TextDocumentContentChangePartial(range=rng, text=text)]))
+
+    async def raw_request(self, method: str, params: Any) -> Any:
+        """A request sent as given, not typed by the client first: how a buggy client talks."""
+        msg_id = str(uuid.uuid4())
+        future: Future[Any] = Future()
+        self.client.protocol._request_futures[msg_id] = future
+        self.client.protocol._send_data(JsonRPCRequestMessage(id=msg_id, method=method, params=params,
+                                                              jsonrpc="2.0"))
+        return await asyncio.wait_for(asyncio.wrap_future(future), 10)
+
+    def raw_notify(self, method: str, params: Any) -> None:
+        self.client.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
 
     async def command(self, name: str, *arguments: Any) -> Any:
         return await self.client.workspace_execute_command_async(types.ExecuteCommandParams(
