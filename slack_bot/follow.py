@@ -54,6 +54,12 @@ class JobFollower:
         thread = self.bot.state.thread(self.thread.channel, self.thread.thread_ts) or self.thread
         if thread.job_id != self.job.id or thread.question_id == question_id:
             return  # replayed after a restart: already asked
+        try:
+            job = await self.bot.daemon.job(self.job.id)
+        except DaemonError:
+            return
+        if job.state != "waiting_for_answer" or (job.question and job.question.question_id != question_id):
+            return  # replayed after a restart, and answered long ago
         thread.question_id = question_id
         self.bot.state.save_thread(thread)
         who = f"<@{thread.requester}> " if thread.requester else ""

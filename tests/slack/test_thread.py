@@ -113,3 +113,17 @@ async def test_a_thread_outlives_a_restart_of_the_bot(make_harness: Any, repo: P
     assert "done" in second.slack.messages["C1", str(status_ts)]["text"]  # the same status message, finished
     assert len([b for b in second.in_thread(ts) if "tabby" in (b.get("text") or "")]) == 1  # not asked twice
     assert len(await second.jobs(repo)) == 1
+
+
+async def test_the_requester_cancels_a_waiting_job_and_the_thread_shows_it(harness: Harness, repo: Path,
+                                                                          llm: FakeLLM) -> None:
+    llm.add_rule("ASK_HUMAN: Which lemur?", user="Question: which lemur", times=1)
+    ts, _ = await harness.mention("which lemur is it?")
+    await harness.slack.wait_for(lambda: [b for b in harness.in_thread(ts) if "Which lemur?" in b["text"]],
+                                 what="the question")
+    job_id = harness.bot.state.thread("C1", ts).job_id
+    await harness.slash(f"cancel {job_id}")
+    assert await harness.finished(ts) == ["eyes", "x"]
+    assert f"Job `{job_id}` is cancelled." in harness.slack.responses[-1]["text"]
+    assert "could not finish" in block_text(harness.summary(ts) or {})
+    assert harness.bot.state.thread("C1", ts).question_id is None  # a late reply answers nothing
