@@ -82,7 +82,25 @@ class EngineExecutor:
         findings: dict[str, list[Any]] = {f: [] for f in job.files} if job.kind == "review" else {}
         for finding in outcome.findings:
             findings.setdefault(finding.file, []).append(finding_draft(finding))
+        if job.kind == "review" and spec.diff and outcome.status == "succeeded":
+            await self._keep_unreviewed(job, spec.diff, findings)
         return JobResult(outcome.status, result, error=outcome.error, change=change, findings=findings)
+
+    async def _keep_unreviewed(self, job: RunningJob, diff: str, findings: dict[str, list[Any]]) -> None:
+        """A hunk review only judged the changed lines: the model's older findings elsewhere in the
+        file stay open (lint findings are not kept: the static check re-read the whole file)."""
+        from daemon.agents.workbench import diff_ranges
+
+        if self.store is None or job.workspace_id is None:
+            return
+        for file, spans in diff_ranges(diff).items():
+            for old in await self.store.list_findings(job.workspace_id, file):
+                touched = any(a <= old.end_line and old.start_line <= b for a, b in spans)
+                if old.rule is None and not touched:
+                    findings.setdefault(file, []).append({
+                        "message": old.message, "severity": str(old.severity), "start_line": old.start_line,
+                        "start_col": old.start_col, "end_line": old.end_line, "end_col": old.end_col,
+                        "suggested_fix": old.suggested_fix, "fingerprint": old.fingerprint})
 
     async def _static_first(self, job: RunningJob) -> None:
         """The static check's findings, stored and streamed before the model review starts."""

@@ -9,8 +9,11 @@ what it skipped (``troupe review`` reviews them on demand).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
+import re
+import subprocess
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -23,6 +26,7 @@ from daemon.config import ConfigError, Settings, load_settings
 log = logging.getLogger("troupe.watch")
 
 MAX_FILE_BYTES = 1_000_000
+MAX_DIFF_CHARS = 100_000
 
 Submit = Callable[[SubmitJob], Awaitable[Any]]
 IsQueued = Callable[[str], Awaitable[bool]]
@@ -31,6 +35,21 @@ Publish = Callable[[StreamEvent], None]
 
 def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def changed_hunks(root: Path, files: list[str]) -> str | None:
+    """``git diff HEAD`` of exactly these files, when each of them has one (so the reviewer reads the
+    changed hunks first); None for new files, a repository without commits, or a huge diff."""
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "diff", "--no-color", "--no-ext-diff", "-U3", "HEAD", "--",
+                               *files], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    diff = proc.stdout.decode("utf-8", "replace")
+    if proc.returncode != 0 or not diff or len(diff) > MAX_DIFF_CHARS:
+        return None
+    in_diff = set(re.findall(r"^diff --git a/.* b/(.*)$", diff, flags=re.MULTILINE))
+    return diff if in_diff == set(files) else None
 
 
 class SaveTrigger:
@@ -118,9 +137,12 @@ class SaveTrigger:
         allowed = max(0, self._budget())
         for batch in batches[:allowed]:
             files = [rel for rel, _ in batch]
+            options: dict[str, Any] = {"trigger": "save", "hashes": dict(batch)}
+            diff = await asyncio.to_thread(changed_hunks, self.root, files)
+            if diff:
+                options["diff"] = diff
             job = await self.submit(SubmitJob(kind="review", workspace=str(self.root), files=files,
-                                              priority="background",
-                                              options={"trigger": "save", "hashes": dict(batch)}))
+                                              priority="background", options=options))
             self._started.append(time.monotonic())
             self.jobs_started += 1
             for rel, digest in batch:

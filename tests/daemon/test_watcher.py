@@ -194,3 +194,20 @@ async def test_binary_and_huge_files_are_skipped_with_a_notice(tmp_path: Path) -
     await trigger.on_change([tmp_path / "blob.py", tmp_path / "huge.py"])
     assert queue.jobs == []
     assert queue.notices[0].data["action"] == "skipped" and queue.notices[0].data["count"] == 2
+
+
+async def test_a_save_of_a_committed_file_sends_its_changed_hunks(git_repo: Path) -> None:
+    lines = [f"value_{i} = {i}\n" for i in range(40)]
+    (git_repo / "big.py").write_text("".join(lines))
+    subprocess.run(["git", "-C", str(git_repo), "add", "big.py"], check=True)
+    subprocess.run(["git", "-C", str(git_repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+                   check=True)
+    lines[30] = "value_30 = 'changed'\n"
+    (git_repo / "big.py").write_text("".join(lines))
+    (git_repo / "new.py").write_text("fresh = 1\n")
+    queue = FakeQueue()
+    trigger = queue.trigger(git_repo, files_per_job=1)
+    await trigger.on_change([git_repo / "big.py", git_repo / "new.py"])
+    by_file = {job.files[0]: job.options for job in queue.jobs}
+    assert "+value_30 = 'changed'" in by_file["big.py"]["diff"] and "value_5 =" not in by_file["big.py"]["diff"]
+    assert "diff" not in by_file["new.py"]  # a new file is reviewed whole
