@@ -22,11 +22,12 @@ SQLite file (WAL, foreign keys, forward-only migrations, FTS5 search). No SQL le
 From asyncio, ``await AsyncStore.open(path)`` gives the same verbs as coroutines, run on one
 worker thread. Records are frozen dataclasses (``storage.records``); bad arguments raise
 ``ValueError`` with a readable message; ``storage.errors`` has the rest. Adding tables: see
-``storage.migrations``.
+``storage.migrations``; experience pools: ``storage.experience``.
 """
 
 from storage.async_store import AsyncStore
 from storage.errors import NotFoundError, SchemaTooNewError, StoreError, WrongThreadError
+from storage.experience import POOLS, Experience
 from storage.migrations import LATEST_VERSION
 from storage.records import (
     Change,
@@ -47,9 +48,11 @@ from storage.store import Store
 
 __all__ = [
     "LATEST_VERSION",
+    "POOLS",
     "AsyncStore",
     "Change",
     "ChangeState",
+    "Experience",
     "Finding",
     "FindingDraft",
     "FindingState",

@@ -192,9 +192,58 @@ def _v2_full_text_search(db: Database) -> None:
     add_fts(db, "findings", ["message", "rule", "file"])
 
 
+def _v3_experience(db: Database) -> None:
+    # One table for every pool (instructor, assistant, agent, workflow, learning): one search, one
+    # curation surface and one export format; ``pool`` says which, ``data`` holds pool-specific fields.
+    run_script(db, """
+        CREATE TABLE experiences (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            pool TEXT NOT NULL,
+            workspace_id INTEGER REFERENCES workspaces(id) ON DELETE CASCADE,  -- NULL: any repository
+            job_id TEXT,  -- the job it was learnt from; kept as text, jobs may be deleted
+            chain TEXT, phase TEXT, role TEXT,
+            key TEXT NOT NULL,    -- what retrieval matches: a state, an instruction, an input, a task
+            value TEXT NOT NULL,  -- what reaches the prompt: an instruction, code, a reply, a learning
+            task TEXT NOT NULL DEFAULT '',
+            score REAL NOT NULL DEFAULT 0,  -- value gain (shortcuts) or reward (agent pools)
+            data TEXT NOT NULL DEFAULT '{}',
+            batch INTEGER NOT NULL DEFAULT 0,  -- the refinement batch it was mined in
+            pinned INTEGER NOT NULL DEFAULT 0,
+            uses INTEGER NOT NULL DEFAULT 0,
+            last_used REAL,
+            created REAL NOT NULL,
+            fingerprint TEXT NOT NULL UNIQUE
+        );
+        CREATE INDEX experiences_pool ON experiences(pool, chain, phase);
+        CREATE INDEX experiences_workspace ON experiences(workspace_id, pool);
+        CREATE INDEX experiences_job ON experiences(job_id);
+        CREATE TABLE experience_retrievals (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            experience_id INTEGER NOT NULL REFERENCES experiences(id) ON DELETE CASCADE,
+            job_id TEXT,
+            phase TEXT,
+            at REAL NOT NULL
+        );
+        CREATE INDEX experience_retrievals_experience ON experience_retrievals(experience_id);
+        CREATE TABLE experience_eliminations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            batch INTEGER NOT NULL,
+            kept INTEGER NOT NULL,
+            removed TEXT NOT NULL  -- JSON list of {id, pool, key, uses, score}
+        );
+        CREATE TABLE experience_counters (
+            name TEXT PRIMARY KEY,
+            value INTEGER NOT NULL
+        );
+    """)
+    add_fts(db, "experiences", ["key", "value", "task"])
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "workspaces, jobs, job events, changes, findings, usage", _v1_tables),
     Migration(2, "full-text search over job events and findings", _v2_full_text_search),
+    Migration(3, "experience pools, retrieval log, eliminations", _v3_experience),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from storage.db import Connection, Tracer, connect, migrate, schema_version
+from storage.experience import ExperienceVerbs
 from storage.verbs.changes import ChangeVerbs
 from storage.verbs.events import EventVerbs
 from storage.verbs.findings import FindingVerbs
@@ -17,8 +18,8 @@ from storage.verbs.usage import UsageVerbs
 from storage.verbs.workspaces import WorkspaceVerbs
 
 
-class Store(WorkspaceVerbs, JobVerbs, EventVerbs, ChangeVerbs, FindingVerbs, UsageVerbs):
-    """Workspaces, jobs, events, changes, findings and usage in one SQLite file.
+class Store(WorkspaceVerbs, JobVerbs, EventVerbs, ChangeVerbs, FindingVerbs, UsageVerbs, ExperienceVerbs):
+    """Workspaces, jobs, events, changes, findings, usage and experience in one SQLite file.
 
     A Store holds one connection and may only be used from the thread that opened it
     (``WrongThreadError`` otherwise); use ``AsyncStore`` from asyncio, or one Store per thread.
