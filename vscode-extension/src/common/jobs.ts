@@ -1,0 +1,270 @@
+/**
+ * The jobs this window knows about, built from the server's notifications.
+ *
+ * `troupe/jobEvent` streams every event of the jobs of this window's workspaces (and of the
+ * jobs it started); {@link JobStore} keeps, per job, its state, phase, tokens and cost, the
+ * questions waiting for the user, the proposed changes, and the conversation the chat view
+ * shows. It is plain data: the status bar, the commands and the chat view read it.
+ */
+
+import { entryFor, jobTitle } from "../chat/conversation";
+import type { Disposable } from "./host";
+import {
+  ACTIVE_STATES,
+  FINAL_STATES,
+  type ChangeProposedParams,
+  type JobInfo,
+  type QuestionParams,
+  type StreamEvent,
+} from "./protocol";
+
+/** Old finished jobs are forgotten beyond this many; a job keeps at most MAX_ENTRIES entries. */
+export const MAX_JOBS = 50;
+export const MAX_ENTRIES = 2000;
+
+export interface PendingQuestion {
+  jobId: string;
+  questionId: string;
+  text: string;
+}
+
+export interface PendingChange {
+  jobId: string;
+  changeId: string;
+  files: string[];
+  diff: string;
+}
+
+export interface JobRecord {
+  id: string;
+  kind: string;
+  state: string;
+  title: string;
+  workspace?: string;
+  phase?: string;
+  role?: string;
+  tokens: number;
+  cost: number;
+  question?: PendingQuestion;
+  entries: TroupeView.Entry[];
+  /** Set once a job's title came from its request (not guessed from its kind). */
+  titled: boolean;
+  /** Set once the daemon's final description arrived (`troupe/jobFinished`): result and usage are in. */
+  finished: boolean;
+}
+
+export type JobListener = (jobId: string, entry?: TroupeView.Entry) => void;
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function num(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+export class JobStore {
+  private readonly jobs = new Map<string, JobRecord>();
+  private readonly listeners = new Set<JobListener>();
+
+  onDidChange(listener: JobListener): Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  get(jobId: string): JobRecord | undefined {
+    return this.jobs.get(jobId);
+  }
+
+  /** Newest first. */
+  all(): JobRecord[] {
+    return [...this.jobs.values()].reverse();
+  }
+
+  active(): JobRecord[] {
+    return this.all().filter((job) => ACTIVE_STATES.includes(job.state));
+  }
+
+  /** The job the status bar and a fresh chat view talk about: the newest active one, else the newest. */
+  current(): JobRecord | undefined {
+    return this.active()[0] ?? this.all()[0];
+  }
+
+  pendingQuestions(): PendingQuestion[] {
+    return this.all().flatMap((job) => (job.question ? [job.question] : []));
+  }
+
+  pendingChanges(): PendingChange[] {
+    return this.all().flatMap((job) => job.entries.flatMap((entry) =>
+      entry.kind === "change" && entry.state === "proposed"
+        ? [{ jobId: job.id, changeId: entry.changeId, files: entry.files, diff: entry.diff }] : []));
+  }
+
+  summaries(): TroupeView.JobSummary[] {
+    return this.all().map((job) => {
+      const summary: TroupeView.JobSummary = {
+        id: job.id, kind: job.kind, state: job.state, title: job.title,
+        active: ACTIVE_STATES.includes(job.state), waiting: job.question !== undefined,
+        tokens: job.tokens, cost: job.cost,
+      };
+      if (job.phase) summary.phase = job.phase;
+      return summary;
+    });
+  }
+
+  /** A job this window started: its title comes from what the user asked. */
+  started(jobId: string, kind: string, title: string): void {
+    const job = this.record(jobId, kind);
+    job.title = title;
+    job.titled = true;
+    this.changed(jobId);
+  }
+
+  onEvent(event: StreamEvent): void {
+    const jobId = event.job_id;
+    if (!jobId) return; // watcher notices: not a job
+    const job = this.record(jobId);
+    if (event.workspace) job.workspace = event.workspace;
+    const data = event.data ?? {};
+    switch (event.kind) {
+      case "job_state":
+        job.state = str(data["state"]) ?? job.state;
+        if (!ACTIVE_STATES.includes(job.state)) job.question = undefined;
+        break;
+      case "phase_started":
+        job.phase = event.phase ?? str(data["phase"]) ?? job.phase;
+        job.role = event.role ?? job.role;
+        break;
+      case "usage":
+        job.tokens += num(data["prompt_tokens"]) + num(data["completion_tokens"]);
+        job.cost += num(data["cost"]);
+        break;
+      case "question":
+        if ((str(data["to"]) ?? "human") === "human") {
+          job.question = { jobId, questionId: str(data["question_id"]) ?? "", text: str(data["text"]) ?? "" };
+        }
+        break;
+      case "answer":
+        if (job.question && job.question.questionId === (str(data["question_id"]) ?? "")) job.question = undefined;
+        break;
+    }
+    const entry = entryFor(event, jobId, job.entries);
+    if (entry) this.upsert(job, entry);
+    else this.changed(jobId);
+  }
+
+  onQuestion(params: QuestionParams): void {
+    const job = this.record(params.jobId);
+    job.question = { jobId: params.jobId, questionId: params.questionId, text: params.text };
+    const id = `q:${params.questionId || params.text}`;
+    const existing = job.entries.find((e) => e.id === id);
+    if (!existing) {
+      this.upsert(job, { id, kind: "question", jobId: params.jobId, questionId: params.questionId,
+        text: params.text, to: "human" });
+    } else {
+      this.changed(params.jobId);
+    }
+  }
+
+  onChangeProposed(params: ChangeProposedParams): void {
+    const job = this.record(params.jobId);
+    const id = `c:${params.changeId}`;
+    if (job.entries.some((e) => e.id === id)) return;
+    this.upsert(job, { id, kind: "change", changeId: params.changeId, files: params.files, diff: params.diff,
+      state: "proposed" });
+  }
+
+  /** A job's full description (`troupe/jobFinished`, `troupe/jobs`). */
+  onJob(info: JobInfo): void {
+    const job = this.record(info.id, info.kind);
+    job.kind = info.kind;
+    job.state = info.state;
+    job.finished = FINAL_STATES.includes(info.state);
+    if (info.workspace) job.workspace = info.workspace;
+    if (!job.titled) {
+      job.title = jobTitle(info);
+      job.titled = true;
+    }
+    if (info.usage) {
+      const tokens = num(info.usage.prompt_tokens) + num(info.usage.completion_tokens);
+      // The daemon's totals are authoritative; events seen here may have started mid-job.
+      if (tokens >= job.tokens) job.tokens = tokens;
+      if (num(info.usage.cost) >= job.cost) job.cost = num(info.usage.cost);
+    }
+    if (info.state === "waiting_for_answer" && info.question) {
+      job.question = { jobId: info.id, questionId: info.question.question_id, text: info.question.text };
+    } else if (!ACTIVE_STATES.includes(info.state)) {
+      job.question = undefined;
+    }
+    const answer = info.result?.answer;
+    if (typeof answer === "string" && answer.trim() && !job.entries.some((e) => e.kind === "result")) {
+      this.upsert(job, { id: "result", kind: "result", text: answer });
+    }
+    if (info.error && !job.entries.some((e) => e.kind === "state" && e.error)) {
+      this.upsert(job, { id: "error", kind: "state", state: info.state, error: info.error });
+    }
+    this.changed(info.id);
+  }
+
+  /** The user applied or discarded a change (or that failed): the chat view shows it. */
+  markChange(changeId: string, state: TroupeView.ChangeState, note?: string): void {
+    for (const job of this.jobs.values()) {
+      const entry = job.entries.find((e) => e.kind === "change" && e.changeId === changeId);
+      if (entry && entry.kind === "change") {
+        const updated: TroupeView.Entry = { ...entry, state };
+        if (note) updated.note = note;
+        else delete updated.note;
+        this.upsert(job, updated);
+      }
+    }
+  }
+
+  /** The user answered: the question is no longer pending (the daemon's answer event follows). */
+  answered(jobId: string, questionId: string, text: string): void {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
+    if (job.question && (job.question.questionId === questionId || !questionId)) job.question = undefined;
+    const entry = job.entries.find((e) => e.kind === "question" && e.questionId === questionId);
+    if (entry && entry.kind === "question") this.upsert(job, { ...entry, answer: text, answeredBy: "you" });
+    else this.changed(jobId);
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private record(jobId: string, kind = "job"): JobRecord {
+    let job = this.jobs.get(jobId);
+    if (!job) {
+      job = { id: jobId, kind, state: "queued", title: `${kind} ${jobId}`, tokens: 0, cost: 0, entries: [],
+        titled: false,
+        finished: false };
+      this.jobs.set(jobId, job);
+      this.forgetOld();
+    } else if (job.kind === "job" && kind !== "job") {
+      job.kind = kind;
+      if (!job.titled) job.title = `${kind} ${jobId}`;
+    }
+    return job;
+  }
+
+  private forgetOld(): void {
+    if (this.jobs.size <= MAX_JOBS) return;
+    for (const job of this.jobs.values()) {
+      if (this.jobs.size <= MAX_JOBS) break;
+      if (!ACTIVE_STATES.includes(job.state)) this.jobs.delete(job.id);
+    }
+  }
+
+  private upsert(job: JobRecord, entry: TroupeView.Entry): void {
+    const at = job.entries.findIndex((e) => e.id === entry.id);
+    if (at >= 0) job.entries[at] = entry;
+    else {
+      job.entries.push(entry);
+      if (job.entries.length > MAX_ENTRIES) job.entries.splice(0, job.entries.length - MAX_ENTRIES);
+    }
+    this.changed(job.id, entry);
+  }
+
+  private changed(jobId: string, entry?: TroupeView.Entry): void {
+    for (const listener of this.listeners) listener(jobId, entry);
+  }
+}
