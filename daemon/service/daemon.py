@@ -62,7 +62,7 @@ class Daemon:
         self._stop = asyncio.Event()
         self._lock_fd: int | None = None
         self._runner: Any = None
-        self._preload: asyncio.Task[None] | None = None
+        self._background: list[asyncio.Task[None]] = []
 
     # ---------------------------------------------------------------- start / stop
 
@@ -92,22 +92,28 @@ class Daemon:
         self.jobs = JobManager(self.store, self.hub, self.executor, concurrency=self.options.concurrency)
         self.watch = WatchRegistry(self.options.watch, self.jobs.submit, self._is_queued, self.hub.publish)
         await self.jobs.start()
+        token = load_token(home) if self.options.tcp_port is not None else ""
+        app = make_app(self, max_body=self.options.max_body, tcp_token=token)
+        self._runner, self.tcp_port = await start_listeners(app, sock=bind_unix_socket(sock_path),
+                                                            tcp_port=self.options.tcp_port)
+        partial = pid_path().with_suffix(".tmp")  # readers never see half a file
+        partial.write_text(json.dumps({"pid": os.getpid(), "socket": str(sock_path), "tcp_port": self.tcp_port,
+                                       "started": self.started}))
+        partial.replace(pid_path())
+        log.info("troupe daemon %s listening on %s%s (pid %d, executor %s)", __version__, sock_path,
+                 f" and 127.0.0.1:{self.tcp_port}" if self.tcp_port else "", os.getpid(), self.executor.name)
+        self._background = [asyncio.create_task(self._watch_registered())]
+        if self.options.preload_llm and self.executor.name == "engine":
+            self._background.append(asyncio.create_task(self._import_litellm()))
+
+    async def _watch_registered(self) -> None:
+        """Watch again what was watched before; after the socket opens, since big trees take a while."""
         for ws in await self.store.list_workspaces():
             if (ws.settings or {}).get("watch") and Path(ws.root).is_dir():
                 try:
                     await self.watch.add(ws.root)
                 except OSError as exc:
                     log.error("cannot watch %s: %s", ws.root, exc)
-        token = load_token(home) if self.options.tcp_port is not None else ""
-        app = make_app(self, max_body=self.options.max_body, tcp_token=token)
-        self._runner, self.tcp_port = await start_listeners(app, sock=bind_unix_socket(sock_path),
-                                                            tcp_port=self.options.tcp_port)
-        pid_path().write_text(json.dumps({"pid": os.getpid(), "socket": str(sock_path), "tcp_port": self.tcp_port,
-                                          "started": self.started}))
-        log.info("troupe daemon %s listening on %s%s (pid %d, executor %s)", __version__, sock_path,
-                 f" and 127.0.0.1:{self.tcp_port}" if self.tcp_port else "", os.getpid(), self.executor.name)
-        if self.options.preload_llm and self.executor.name == "engine":
-            self._preload = asyncio.create_task(self._import_litellm())
 
     @staticmethod
     async def _import_litellm() -> None:
@@ -136,6 +142,8 @@ class Daemon:
         self.stopping = True
         log.info("stopping: no new requests, ending streams, checkpointing running jobs")
         self.hub.close()
+        for task in self._background:
+            task.cancel()
         if self._runner is not None:
             await self._runner.cleanup()
         await self.watch.stop()

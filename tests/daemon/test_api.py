@@ -172,7 +172,10 @@ async def test_errors_are_json_with_a_message_a_person_can_act_on(make_daemon: A
 
 async def test_tcp_needs_the_token_and_a_loopback_host(make_daemon: Any) -> None:
     daemon = make_daemon().start(TROUPE_TCP_PORT="0")
-    port = json.loads((daemon.home / "daemon.pid").read_text())["tcp_port"]
+    pid_file = daemon.home / "daemon.pid"
+    while not pid_file.exists():  # written once both listeners are up
+        await asyncio.sleep(0.02)
+    port = json.loads(pid_file.read_text())["tcp_port"]
     token_file = daemon.home / "token"
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     token = token_file.read_text().strip()
