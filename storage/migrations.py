@@ -240,10 +240,27 @@ def _v3_experience(db: Database) -> None:
     add_fts(db, "experiences", ["key", "value", "task"])
 
 
+def _v4_orchestrator_policies(db: Database) -> None:
+    # The learned orchestrator's parameters (daemon.teams.puppeteer), versioned: every update is a row.
+    run_script(db, """
+        CREATE TABLE orchestrator_policies (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL,          -- which policy: the chain it orchestrates
+            version INTEGER NOT NULL,    -- 1, 2, 3, ... per name
+            params TEXT NOT NULL,        -- JSON: weights per action and feature, baseline
+            episodes INTEGER NOT NULL DEFAULT 0,
+            mean_reward REAL,
+            created REAL NOT NULL,
+            UNIQUE (name, version)
+        );
+    """)
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "workspaces, jobs, job events, changes, findings, usage", _v1_tables),
     Migration(2, "full-text search over job events and findings", _v2_full_text_search),
     Migration(3, "experience pools, retrieval log, eliminations", _v3_experience),
+    Migration(4, "orchestrator policies, one row per version", _v4_orchestrator_policies),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -14,11 +14,13 @@ from storage.verbs.changes import ChangeVerbs
 from storage.verbs.events import EventVerbs
 from storage.verbs.findings import FindingVerbs
 from storage.verbs.jobs import JobVerbs
+from storage.verbs.policies import PolicyVerbs
 from storage.verbs.usage import UsageVerbs
 from storage.verbs.workspaces import WorkspaceVerbs
 
 
-class Store(WorkspaceVerbs, JobVerbs, EventVerbs, ChangeVerbs, FindingVerbs, UsageVerbs, ExperienceVerbs):
+class Store(WorkspaceVerbs, JobVerbs, EventVerbs, ChangeVerbs, FindingVerbs, UsageVerbs, ExperienceVerbs,
+            PolicyVerbs):
     """Workspaces, jobs, events, changes, findings, usage and experience in one SQLite file.
 
     A Store holds one connection and may only be used from the thread that opened it
