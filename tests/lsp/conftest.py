@@ -87,6 +87,17 @@ async def until(predicate: Callable[[], Any], timeout: float = 30.0, what: str =
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
+    lines = text.splitlines(keepends=True)
+
+    def offset(pos: types.Position) -> int:
+        return sum(len(line) for line in lines[:pos.line]) + pos.character
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[:offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+    return text
+
+
 class Editor:
     """The pytest-lsp client plus what a test needs to act like an editor."""
 

@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from tests.daemon.conftest import DaemonProcess
 from tests.fakes.llm_server import FakeLLM
-from tests.lsp.conftest import PLANTED, new_repo, until, uri_of
+from tests.lsp.conftest import PLANTED, apply_text_edits, new_repo, until, uri_of
 
 PLAN = "I will fix the subtraction.\n<INFO> calc.py: add() must return a + b"
 CODE = """calc.py
@@ -24,17 +24,6 @@ CODE = """calc.py
 """
 
 TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
-
-
-def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
-    lines = text.splitlines(keepends=True)
-
-    def offset(pos: types.Position) -> int:
-        return sum(len(line) for line in lines[:pos.line]) + pos.character
-
-    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
-        text = text[:offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
-    return text
 
 
 async def test_ask_for_a_change_reports_progress_and_applies_the_proposal_through_apply_edit(

@@ -49,7 +49,8 @@ async def test_malformed_params_get_error_answers_and_the_server_still_answers(
 
     status = await editor.status()
     assert status.daemon == "connected"
-    assert (await editor.client.protocol.send_request_async("troupe/jobs", {"limit": 5})).jobs == []
+    jobs = await editor.client.protocol.send_request_async("troupe/jobs", {"limit": 5, "workspace": str(root)})
+    assert jobs.jobs == []
     debug = await editor.client.protocol.send_request_async("troupe/debug", {})
     assert debug.engineModules == []  # no litellm, no daemon.agents, no daemon.llm in the server process
 
