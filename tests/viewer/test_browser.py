@@ -74,6 +74,8 @@ def test_a_live_job_appears_as_it_runs_runs_no_injected_script_and_replays_the_s
         assert page.title() != "pwned"
         assert page.locator("#conversation script, #conversation img").count() == 0
         before_code = len(page.locator("#conversation .msg").all())
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "viewer-running.png"))
         gate.opened.set()
 
         # The rest arrives live: the edit, the tests, the diff, the final state.
@@ -92,7 +94,6 @@ def test_a_live_job_appears_as_it_runs_runs_no_injected_script_and_replays_the_s
         assert page.locator("#chart svg circle").count() >= 5
         assert re.search(r"[\d,]+ tokens · \$0\.0000 · \d+ call\(s\)", page.inner_text("#usage-totals"))
         live = content(page)
-        ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "viewer-live.png"), full_page=True)
 
         # A replay from the store shows the same content; at 4x it builds up step by step.
@@ -124,7 +125,7 @@ def test_the_job_list_links_to_each_job(viewer_daemon: DaemonProcess, page: Any,
     assert "where is add()?" in entry.inner_text()
     entry.locator("a").click()
     page.wait_for_url(f"**/viewer/jobs/{job_id}", timeout=WAIT_MS)
-    page.wait_for_selector("#job-state.succeeded", timeout=WAIT_MS)
+    page.wait_for_selector(".step.end.succeeded", timeout=WAIT_MS)
     assert page.inner_text("#job-title") == "where is add()?"
     assert page.locator('#timeline .step[data-phase="answer"]').count() == 1
     assert page.console_errors == []

@@ -118,10 +118,10 @@ function route() {
 }
 
 for (const button of document.querySelectorAll("#speeds button")) {
+  // The controls show only for finished jobs: a click changes a running replay's speed, else replays.
   button.addEventListener("click", () => {
     if (document.body.dataset.mode === "replaying") setSpeed(button.dataset.speed);
-    else if (view.job && FINAL.has(view.job.state) || document.body.dataset.mode === "done") startReplay(button.dataset.speed);
-    else setSpeed(button.dataset.speed);
+    else startReplay(button.dataset.speed);
   });
 }
 $("#replay").addEventListener("click", () => startReplay(replay.speed));

@@ -4,6 +4,7 @@
 
 import { h, fmtClock } from "./dom.js";
 import { initials, roleColour, roleLabel } from "./roles.js";
+import { renderDiff } from "./diff.js";
 
 const LONG_CHARS = 900;
 const LONG_LINES = 16;
@@ -13,18 +14,38 @@ export function avatar(role) {
     text: initials(role) });
 }
 
+const DIFF_LINE = /^(diff --git |index |--- |\+\+\+ |@@ |[ +\-\\])/;
+
+/** Prose, with any unified diff in it (a "diff --git" line and what follows) rendered as a diff. */
+function prose(text) {
+  const lines = text.replace(/^\n+|\n+$/g, "").split("\n");
+  const parts = [];
+  let plain = [];
+  for (let i = 0; i < lines.length; i += 1) {
+    if (!lines[i].startsWith("diff --git ")) { plain.push(lines[i]); continue; }
+    let end = i + 1;
+    while (end < lines.length && DIFF_LINE.test(lines[end])) end += 1;
+    if (plain.length) parts.push(h("div", { class: "prose", text: plain.join("\n") }));
+    parts.push(h("div", { class: "embedded-diff" }, renderDiff(lines.slice(i, end).join("\n"))));
+    plain = [];
+    i = end - 1;
+  }
+  if (plain.join("").trim()) parts.push(h("div", { class: "prose", text: plain.join("\n").replace(/^\n+|\n+$/g, "") }));
+  return parts;
+}
+
 /** Split text into prose and fenced code blocks, as elements. */
 export function richText(text) {
   const parts = [];
   const fence = /^(```|~~~)[^\n]*\n([\s\S]*?)(?:^\1[ \t]*$|(?![\s\S]))/gm;
   let at = 0;
   for (const match of text.matchAll(fence)) {
-    if (match.index > at) parts.push(h("div", { class: "prose", text: text.slice(at, match.index).replace(/\n+$/, "") }));
+    if (match.index > at) parts.push(...prose(text.slice(at, match.index)));
     parts.push(h("pre", { class: "code" }, h("code", { text: match[2].replace(/\n$/, "") })));
     at = match.index + match[0].length;
   }
-  if (at < text.length) parts.push(h("div", { class: "prose", text: text.slice(at).replace(/^\n+/, "") }));
-  return parts.filter((p) => p.textContent.length || p.tagName === "PRE");
+  if (at < text.length) parts.push(...prose(text.slice(at)));
+  return parts;
 }
 
 export class Conversation {
