@@ -42,6 +42,14 @@ from daemon.api.protocol import (
     WorkspaceInfo,
     WorkspaceList,
 )
+from daemon.api.protocol_experience import (
+    ExperienceDump,
+    ExperienceInfo,
+    ExperienceList,
+    ExperienceStats,
+    ExperienceUpdate,
+    ImportResult,
+)
 
 M = TypeVar("M", bound=Message)
 
@@ -202,6 +210,29 @@ class DaemonClient:
 
     async def search(self, query: str, limit: int = 20) -> SearchResults:
         return await self._get(SearchResults, "/experience/search", q=query, limit=limit)
+
+    async def experience(self, *, pool: str | None = None, workspace: str | None = None, order: str = "recent",
+                         limit: int = 50) -> list[ExperienceInfo]:
+        return (await self._get(ExperienceList, "/experience", pool=pool, workspace=workspace, order=order,
+                                limit=limit)).items
+
+    async def experience_item(self, experience_id: int) -> ExperienceInfo:
+        return await self._get(ExperienceInfo, f"/experience/{int(experience_id)}")
+
+    async def pin_experience(self, experience_id: int, pinned: bool = True) -> ExperienceInfo:
+        return await self._post(ExperienceInfo, f"/experience/{int(experience_id)}", ExperienceUpdate(pinned))
+
+    async def delete_experience(self, experience_id: int) -> ExperienceInfo:
+        return ExperienceInfo.from_json(await self.request("DELETE", f"/experience/{int(experience_id)}"))
+
+    async def experience_stats(self) -> ExperienceStats:
+        return await self._get(ExperienceStats, "/experience/stats")
+
+    async def export_experience(self, workspace: str | None = None) -> list[dict[str, Any]]:
+        return (await self._get(ExperienceDump, "/experience/export", workspace=workspace)).items
+
+    async def import_experience(self, items: list[dict[str, Any]]) -> ImportResult:
+        return await self._post(ImportResult, "/experience/import", ExperienceDump(items))
 
     async def shutdown(self) -> Health:
         return await self._post(Health, "/shutdown")

@@ -25,7 +25,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.agents.accounting import Meter
 from daemon.agents.checkpoint import CheckpointError, make_checkpoint, restore
@@ -43,6 +43,9 @@ from daemon.llm.errors import BudgetExceeded, LLMError
 from daemon.llm.gateway import Gateway
 from daemon.workspace.scratch import CodeState, Scratch
 
+if TYPE_CHECKING:
+    from daemon.experience.session import JobExperience
+
 SaveCheckpoint = Callable[[str, dict[str, Any]], Awaitable[None]]
 CONTEXT_SHARE = 0.5  # of the model's context window, for code and repository context in one prompt
 
@@ -50,10 +53,16 @@ CONTEXT_SHARE = 0.5  # of the model's context window, for code and repository co
 class ChainRunner:
     def __init__(self, gateway: Gateway, emit: EventSink, ask_human: AskHuman | None = None,
                  settings: Settings | None = None, *, on_checkpoint: SaveCheckpoint | None = None,
-                 chains: ChainSet | None = None, scratch_dir: Path | None = None) -> None:
+                 chains: ChainSet | None = None, scratch_dir: Path | None = None,
+                 experience: JobExperience | None = None) -> None:
         self.gateway, self.emit, self.ask_human = gateway, emit, ask_human
         self.settings = settings or Settings(model=gateway.settings)
         self.on_checkpoint, self.chains, self.scratch_dir = on_checkpoint, chains, scratch_dir
+        # Experience (daemon.experience) reaches the prompts, may skip or shorten redundant steps (never
+        # the tests), screens findings people dismissed, and watches events to learn from the run.
+        self.experience = experience
+        if experience is not None:
+            self.emit = experience.observe(emit)
 
     async def run(self, spec: JobSpec) -> JobOutcome:
         try:
@@ -112,6 +121,7 @@ class _Run:
             try:
                 if not asyncio.current_task().cancelling():  # type: ignore[union-attr]
                     self._finish(scratch)
+                    self._capture(scratch)
             finally:
                 if scratch is not None:
                     await asyncio.to_thread(scratch.cleanup)
@@ -161,6 +171,15 @@ class _Run:
         elif last:
             out.conclusion = bench.conclusions[last[-1].name]
 
+    def _capture(self, scratch: Scratch | None) -> None:
+        """Let experience keep what it mines from this run before the scratch copy goes."""
+        if self.runner.experience is None:
+            return
+        try:
+            self.runner.experience.capture(self.spec, self.chain, self.outcome, scratch)
+        except Exception as exc:  # learning must never cost the user the job's result
+            self.outcome.warnings.append(f"experience: this run could not be recorded ({type(exc).__name__}: {exc})")
+
     # -- steps ---------------------------------------------------------------------------
     async def _steps(self, start: tuple[int, int, int]) -> None:
         for index, step in enumerate(self.chain.steps):
@@ -178,6 +197,13 @@ class _Run:
 
     async def _loop(self, loop: Loop, index: int, first_cycle: int, first_phase: int) -> None:
         assert self.bench is not None
+        experience = self.runner.experience
+        if experience is not None and (first_cycle, first_phase) == (0, 0) and loop.until is not Until.TESTS_PASS:
+            plan = await experience.plan_loop(self.spec, self.chain, loop)  # workflow shortcuts; never the tests
+            if plan is not None and plan.cycles is not None:
+                if plan.cycles == 0:
+                    return
+                loop = replace(loop, max_cycles=plan.cycles)
         for cycle in range(first_cycle, loop.max_cycles + 1):
             if first_phase == 0 and await self._loop_done(loop):
                 return
@@ -223,6 +249,11 @@ class _Run:
         self.meter.start_phase(phase.name, cycle)
         await self.say(EventKind.PHASE_STARTED, {"phase": phase.name, **({"cycle": cycle} if cycle else {})})
         prompt = self.bench.render(phase.template)
+        if self.runner.experience is not None:
+            guide = await self.runner.experience.before_phase(self.spec, self.chain, phase, cycle, prompt)
+            if guide.skip:
+                return await self._skipped(phase, cycle, guide.skip)
+            prompt += guide.note
         if len(prompt) // 4 > self.runner.settings.model.context_window * 0.9:
             await self.say(EventKind.LOG, {"level": "warning", "text": (
                 f"the prompt of phase {phase.name!r} is about {len(prompt) // 4} tokens, near or over the model's "
@@ -232,6 +263,9 @@ class _Run:
                             job_id=self.spec.job_id)
         result = await dialogue.run()
         product = await self.produce(phase, dialogue, result)
+        if self.runner.experience is not None:
+            product.findings = await self.runner.experience.after_phase(phase, cycle, dialogue, product,
+                                                                         self.bench.read)
         self.bench.conclusions[phase.name] = product.conclusion
         self.outcome.findings.extend(product.findings)
         self.outcome.rejected_findings.extend({"finding": r.raw, "reason": r.reason} for r in product.rejected)
@@ -247,6 +281,17 @@ class _Run:
         })
         self.phase_name, self.last_phase = None, phase.name
         return result.concluded
+
+    async def _skipped(self, phase: Phase, cycle: int | None, reason: str) -> bool:
+        """A phase experience judged redundant: it concludes without a model call."""
+        assert self.bench is not None
+        self.bench.conclusions[phase.name] = f"(skipped: {reason})"
+        self.meter.end_phase()
+        await self.say(EventKind.PHASE_FINISHED, {"phase": phase.name, **({"cycle": cycle} if cycle else {}),
+                                                  "conclusion": self.bench.conclusions[phase.name], "skipped": reason,
+                                                  "tokens": 0, "calls": 0, "turns": 0, "files": []})
+        self.phase_name, self.last_phase = None, phase.name
+        return False
 
     async def _checkpoint(self, next_pos: tuple[int, int, int], last_phase: str) -> None:
         assert self.bench is not None

@@ -25,7 +25,10 @@ Routes (all under ``/v1``; errors are ``{"error": {"code", "message"}}``)::
     GET    /v1/workspaces                  -> WorkspaceList
     POST   /v1/workspaces     RegisterWorkspace -> WorkspaceInfo
     DELETE /v1/workspaces/{id}             -> WorkspaceInfo
-    GET    /v1/experience/search?q=&limit= -> SearchResults
+    GET    /v1/experience/search?q=&limit= -> SearchResults     (Experience* types: protocol_experience)
+    GET    /v1/experience?pool=&workspace=&order=&limit= -> ExperienceList;  /stats -> ExperienceStats
+    GET    /v1/experience/export -> ExperienceDump;  POST /v1/experience/import ExperienceDump -> ImportResult
+    GET|DELETE /v1/experience/{id} -> ExperienceInfo; POST /v1/experience/{id} ExperienceUpdate (pin)
     POST   /v1/shutdown                    -> Health             (graceful stop)
 """
 
@@ -356,6 +359,7 @@ class SearchHit(Message):
     job_id: str | None = None
     file: str | None = None
     score: float | None = None
+    id: int | None = None  # experience hits: the experience's id
 
 
 @dataclass

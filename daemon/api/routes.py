@@ -1,5 +1,6 @@
 """The daemon API's handlers: one small function per route, each parsing a protocol type in and
-answering a protocol type out. The route table is in :mod:`daemon.api.protocol`'s docstring."""
+answering a protocol type out. The route table is in :mod:`daemon.api.protocol`'s docstring;
+the experience handlers are in :mod:`daemon.api.experience`."""
 
 from __future__ import annotations
 
@@ -24,14 +25,15 @@ from daemon.api.protocol import (
     Metrics,
     ProtocolError,
     RegisterWorkspace,
-    SearchHit,
-    SearchResults,
     SubmitJob,
     T,
     WorkspaceList,
 )
 from daemon.api.state import DAEMON, DaemonState
 from daemon.events import Event, EventKind
+from daemon.experience.learnings import record_learning
+
+APPLIED_BONUS = 0.3  # added to the reward of a job's agent experiences when the user applies its change
 
 routes = web.RouteTableDef()
 
@@ -224,6 +226,7 @@ async def apply_change(request: web.Request) -> web.Response:
     except ChangeConflict as exc:
         raise ProtocolError(str(exc), status=409, code="conflict") from None
     applied = await d.store.set_change_state(change.id, "applied")
+    await d.store.reward_job_experience(change.job_id, APPLIED_BONUS)  # what led to an applied change worked
     await d.jobs.record_event(change.job_id, change.workspace_id, Event(EventKind.LOG, {
         "level": "info", "text": f"change {change.id} applied: {', '.join(written)}", "change_id": change.id,
         "files": written, "action": "applied"}))
@@ -267,6 +270,8 @@ async def update_finding(request: web.Request) -> web.Response:
         raise ProtocolError(f"finding ids are integers, got {raw!r}")
     body = await read_body(request, FindingUpdate)
     finding = await d.store.set_finding_state(int(raw), body.state)
+    root = await d.jobs.workspace_root(finding.workspace_id)
+    await record_learning(d.store, finding, body.state, body.reason, root)  # reviews learn from people
     return answer(views.finding_info(finding, workspace=await d.jobs.workspace_root(finding.workspace_id)))
 
 
@@ -302,28 +307,3 @@ async def unregister_workspace(request: web.Request) -> web.Response:
                             code="not_found")
     await d.unregister_workspace(ws, forget=request.query.get("forget") == "1")
     return answer(views.workspace_info(ws))
-
-
-# ---------------------------------------------------------------- experience
-
-
-@routes.get(f"{PREFIX}/experience/search")
-async def search(request: web.Request) -> web.Response:
-    d = daemon(request)
-    query = request.query.get("q", "").strip()
-    if not query:
-        raise ProtocolError("say what to search for: ?q=words")
-    limit = int_query(request, "limit", 20, maximum=200)
-    hits = [SearchHit(kind="finding", text=f.message, job_id=f.job_id, file=f.file)
-            for f in await d.store.search_findings(query, limit=limit)]
-    hits += [SearchHit(kind=e.kind, text=_event_text(e.data), job_id=e.job_id)
-             for e in await d.store.search_events(query, limit=limit) if e.kind != "usage"]
-    return answer(SearchResults(query=query, hits=hits[:limit]))
-
-
-def _event_text(data: dict[str, Any]) -> str:
-    for key in ("text", "conclusion", "message", "summary", "answer"):
-        if isinstance(data.get(key), str):
-            return data[key][:500]
-    return json.dumps(data)[:500]
-

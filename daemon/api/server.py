@@ -19,6 +19,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from daemon.api.experience import routes as experience_routes
 from daemon.api.protocol import ProtocolError, error_json
 from daemon.api.routes import routes
 from daemon.api.state import DAEMON, DaemonState
@@ -90,6 +91,7 @@ def make_app(state: DaemonState, *, max_body: int, tcp_token: str = "") -> web.A
     app[TCP_HOSTS] = set()
     app[MAX_BODY] = max_body
     app.add_routes(routes)
+    app.add_routes(experience_routes)
     mount_viewer(app, tcp_token)
     return app
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.api.protocol import Message, ProtocolError, SubmitJob
+from daemon.cli.experience import cmd_experience
 from daemon.cli.follow import submit_and_follow
 from daemon.cli.render import finding_line, job_line
 from daemon.client import DaemonClient, DaemonError
@@ -129,13 +130,6 @@ async def cmd_answer(client: DaemonClient, args: argparse.Namespace) -> int:
 async def cmd_cancel(client: DaemonClient, args: argparse.Namespace) -> int:
     job = await client.cancel(args.job_id)
     emit(args, job, f"job {job.id[:8]} {job.state}")
-    return 0
-
-
-async def cmd_experience(client: DaemonClient, args: argparse.Namespace) -> int:
-    results = await client.search(" ".join(args.query), args.limit)
-    lines = [f"{h.kind:<14} {(h.job_id or '')[:8]:<8} {h.file or '':<20} {h.text[:100]}" for h in results.hits]
-    emit(args, results, "\n".join(lines) or "nothing found")
     return 0
 
 

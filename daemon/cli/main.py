@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from daemon.cli.experience import add_experience_parser
+
 
 def _json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -84,12 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("job_id")
     _json(p)
 
-    p = sub.add_parser("experience", help="what the team has learnt")
-    exp = p.add_subparsers(dest="experience_command", metavar="ACTION")
-    s = exp.add_parser("search", help="full-text search over past jobs' events and findings")
-    s.add_argument("query", nargs="+")
-    s.add_argument("-n", "--limit", type=int, default=20)
-    _json(s)
+    add_experience_parser(sub, _json)
 
     # The adapters own their options: `troupe lsp …` is handed to lsp.app untouched (see main()).
     sub.add_parser("lsp", help="the language server over stdio (`troupe lsp --help` lists its options)",

@@ -5,11 +5,13 @@ Per job it loads the workspace's settings, gives the engine a gateway whose usag
 store, saves the engine's checkpoints (so a restarted daemon resumes after the last finished
 phase), and translates the outcome (answer, proposed change, findings, test report) into a
 :class:`JobResult`. A review runs the static check first and reports those findings at once,
-before the model has said anything.
+before the model has said anything. Experience (``daemon.experience``) reaches each job's prompts,
+and every finished job is mined for experience in the background, one job at a time.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,8 @@ class EngineExecutor:
     def __init__(self, *, store: Any = None, **_: Any) -> None:
         self.store = store
         self._gateways: dict[str, Any] = {}
+        self._mining: set[asyncio.Task[None]] = set()
+        self._mining_slot = asyncio.Semaphore(1)  # mining is background work: one job at a time
 
     def _gateway(self, settings: Settings) -> Any:
         from daemon.llm.gateway import Gateway
@@ -68,9 +72,14 @@ class EngineExecutor:
             resume_from=job.checkpoint if job.resumed and isinstance(job.checkpoint, dict) else None,
             test_command=job.options.get("test_command"),
         )
+        experience = self._experience(job)
         runner = ChainRunner(self._gateway(settings), emit, ask_human, settings,
-                             on_checkpoint=job.save_checkpoint)
+                             on_checkpoint=job.save_checkpoint, experience=experience)
         outcome = await runner.run(spec)
+        if experience is not None:
+            task = asyncio.create_task(self._mine(experience, self._gateway(settings)), name=f"troupe-mine-{job.id}")
+            self._mining.add(task)
+            task.add_done_callback(self._mining.discard)
         summary = outcome.summary()
         summary.pop("findings", None)  # stored as findings rows; the result keeps the count
         result = {**summary, "answer": outcome.conclusion}
@@ -102,6 +111,31 @@ class EngineExecutor:
                         "start_col": old.start_col, "end_line": old.end_line, "end_col": old.end_col,
                         "suggested_fix": old.suggested_fix, "fingerprint": old.fingerprint})
 
+    def _experience(self, job: RunningJob) -> Any:
+        """The job's experience hook, or None (no store, or ``[experience] enabled = false``)."""
+        if self.store is None:
+            return None
+        from daemon.experience.session import JobExperience
+        from daemon.experience.settings import load_experience_settings
+
+        try:
+            settings = load_experience_settings(job.workspace_root)
+        except ConfigError as exc:
+            log.warning("experience is off for job %s: %s", job.id, exc)
+            return None
+        if not settings.enabled:
+            return None
+        return JobExperience(self.store, settings, job_id=job.id, workspace_id=job.workspace_id)
+
+    async def _mine(self, experience: Any, gateway: Any) -> None:
+        async with self._mining_slot:
+            try:
+                report = await experience.mine(gateway)
+            except Exception:  # mining is best effort: the job's result is already safe
+                log.exception("experience: mining job %s failed", experience.job_id)
+                return
+        log.info("experience from job %s: %s", experience.job_id, report)
+
     async def _static_first(self, job: RunningJob) -> None:
         """The static check's findings, stored and streamed before the model review starts."""
         from daemon.agents.findings import lint_findings
@@ -118,6 +152,10 @@ class EngineExecutor:
             await job.report_findings(file, drafts)
 
     async def close(self) -> None:
+        if self._mining:  # a few seconds to finish mining; what is left is lost, not half-written
+            _, pending = await asyncio.wait(set(self._mining), timeout=10)
+            for task in pending:
+                task.cancel()
         self._gateways.clear()
 
 

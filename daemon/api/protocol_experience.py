@@ -1,0 +1,67 @@
+"""The daemon API's experience messages (routes in :mod:`daemon.api.protocol`'s table); the same
+``Message`` rules apply: strict ``from_json``, plain ``to_json``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from daemon.api.protocol import Message
+
+
+@dataclass
+class ExperienceInfo(Message):
+    """One experience. ``pool``: instructor, assistant, agent, workflow or learning; ``key`` is what
+    retrieval matches, ``value`` what reaches a prompt; ``score`` a value gain or reward."""
+
+    id: int
+    pool: str
+    key: str
+    value: str
+    task: str = ""
+    score: float = 0.0
+    uses: int = 0
+    pinned: bool = False
+    batch: int = 0
+    workspace: str | None = None
+    job_id: str | None = None
+    chain: str | None = None
+    phase: str | None = None
+    role: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    created_at: float | None = None
+    last_used_at: float | None = None
+
+
+@dataclass
+class ExperienceList(Message):
+    items: list[ExperienceInfo]
+
+
+@dataclass
+class ExperienceUpdate(Message):
+    pinned: bool
+
+
+@dataclass
+class ExperienceDump(Message):
+    """Experiences as plain objects (one JSONL line each in ``troupe experience export``)."""
+
+    items: list[dict[str, Any]]
+    _max_lengths: ClassVar[dict[str, int]] = {"items": 200_000}
+
+
+@dataclass
+class ImportResult(Message):
+    added: int
+    skipped: int  # already there
+
+
+@dataclass
+class ExperienceStats(Message):
+    total: int
+    pools: dict[str, Any] = field(default_factory=dict)  # pool -> {count, uses, pinned}
+    retrievals: int = 0
+    eliminations: int = 0  # refinement runs
+    eliminated: int = 0    # experiences they removed
+    counters: dict[str, int] = field(default_factory=dict)

@@ -1,0 +1,74 @@
+"""Learnings from people: what a user said about a finding (applied it, dismissed it, and why),
+kept per repository, shown to later reviews, and used to keep a dismissed kind of finding on the
+same code from coming back.
+
+The daemon records one when a finding's state is set through the API (the editor's "dismiss",
+Slack's buttons and thread replies); reopening the finding withdraws it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from daemon.experience.text import clip, scrub, similarity
+
+VERDICTS = {"dismissed": "dismissed", "applied": "applied the fix for"}
+SAME_KIND = 0.35   # message similarity that, on the same code, makes two findings one kind
+SAME_WORDS = 0.75  # message similarity that makes them one kind wherever they are in the file
+
+
+def code_at(text: str | None, start: int, end: int) -> str:
+    """The lines a finding is about, whitespace-normalised (how "the same code" is compared)."""
+    if not text:
+        return ""
+    lines = text.splitlines()[max(0, start - 1):max(start, end)]
+    return "\n".join(" ".join(line.split()) for line in lines).strip()
+
+
+def _read(root: str | None, file: str) -> str | None:
+    if root is None:
+        return None
+    try:
+        return (Path(root) / file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+async def record_learning(store: Any, finding: Any, state: str, reason: str | None,
+                          root: str | None) -> Any | None:
+    """Store what the person did with ``finding`` (a stored finding); returns the learning, or None
+    when the state teaches nothing. Reopening a finding withdraws what was learnt from it."""
+    if state == "open":
+        for old in await store.list_experience(pool="learning", workspace_id=finding.workspace_id, limit=None):
+            if old.data.get("fingerprint") == finding.fingerprint and old.workspace_id == finding.workspace_id:
+                await store.delete_experience(old.id)
+        return None
+    if state not in VERDICTS:
+        return None
+    code = code_at(_read(root, finding.file), finding.start_line, finding.end_line)
+    message, said = scrub(finding.message), scrub(reason or "")
+    value = f"The user {VERDICTS[state]} this finding on {finding.file}:{finding.start_line}: {message!r}"
+    if said:
+        value += f" and said: {said!r}"
+    data = {"verdict": state, "fingerprint": finding.fingerprint, "file": finding.file, "rule": finding.rule,
+            "message": message, "reason": said, "code": clip(scrub(code), 2000), "finding_id": finding.id}
+    key = f"{finding.file} {finding.rule or ''} {message}\n{data['code']}"
+    return await store.add_experience("learning", key, value, workspace_id=finding.workspace_id,
+                                      job_id=finding.job_id, role="reviewer", task=said, score=1.0, data=data)
+
+
+def dismissed_match(file: str, message: str, code: str, learnings: list[Any]) -> Any | None:
+    """The learning that says this finding was dismissed before, on the same code, or None."""
+    for learning in learnings:
+        data = learning.data
+        if data.get("verdict") != "dismissed" or data.get("file") != file:
+            continue
+        alike = similarity(message, data.get("message", ""))
+        if alike >= SAME_WORDS or (alike >= SAME_KIND and code and code == data.get("code")):
+            return learning
+    return None
+
+
+def render_learning(learning: Any) -> str:
+    return learning.value

@@ -1,0 +1,104 @@
+"""Retrieval: which experiences reach one phase's prompt, ranked, within a size budget.
+
+Candidates come from FTS5 (BM25, any word of the query); they are re-ranked by TF-IDF cosine
+between the query and each experience's key and task (hybrid lexical ranking), and, for agent
+pools, by relevance × reward. What is chosen is rendered as one quoted-data block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from daemon.agents.model import Phase, Produces
+from daemon.experience.settings import ExperienceSettings
+from daemon.experience.text import Corpus, clip, quoted, tokens_of
+from storage.experience import Experience
+
+CANDIDATES = 20
+
+
+@dataclass
+class Retrieved:
+    experience: Experience
+    relevance: float
+    text: str
+
+
+async def ranked(store: Any, query: str, *, pools: list[str], workspace_id: int | None, floor: int | None,
+                 chain: str | None = None, phase: str | None = None, role: str | None = None) -> list[
+                     tuple[Experience, float]]:
+    """Candidates by BM25, re-ranked by cosine similarity of ``query`` to their key and task."""
+    hits = await store.search_experience(query, pools=pools, workspace_id=workspace_id, chain=chain, phase=phase,
+                                         role=role, min_batch=floor, limit=CANDIDATES)
+    if not hits:
+        return []
+    corpus = Corpus([query] + [f"{e.key}\n{e.task}" for e, _ in hits])
+    scored = [(e, corpus.similarity(0, i + 1)) for i, (e, _) in enumerate(hits)]
+    return sorted(scored, key=lambda pair: -pair[1])
+
+
+async def for_phase(store: Any, settings: ExperienceSettings, *, chain: str, phase: Phase, role: str, task: str,
+                    prompt: str, workspace_id: int | None, floor: int | None) -> list[Retrieved]:
+    """Shortcut hints (code phases) and few-shot examples from the role's pool, best first."""
+    query = f"{task}\n{clip(prompt, 4000)}"
+    found: list[Retrieved] = []
+    if phase.produces is Produces.CODE:
+        hints = await ranked(store, query, pools=["instructor"], workspace_id=workspace_id, floor=floor)
+        if hints and hints[0][1] >= settings.min_relevance:
+            hint, relevance = hints[0]
+            found.append(Retrieved(hint, relevance, f"In a similar earlier task ({clip(hint.task, 200)}), this "
+                                                    f"instruction moved similar code forward:\n{hint.value}"))
+            query = f"{hint.value}\n{query}"
+        solutions = await ranked(store, query, pools=["assistant"], workspace_id=workspace_id, floor=floor)
+        if solutions and solutions[0][1] >= settings.min_relevance:
+            solution, relevance = solutions[0]
+            found.append(Retrieved(solution, relevance, f"For a similar instruction in an earlier task "
+                                                        f"({clip(solution.task, 200)}), this code was the result:\n"
+                                                        f"{solution.value}"))
+    examples = await ranked(store, query, pools=["agent"], workspace_id=workspace_id, floor=floor, chain=chain,
+                            phase=phase.name, role=role)
+    good = [(e, r) for e, r in examples if r >= settings.min_relevance and e.score >= 0.5]
+    good.sort(key=lambda pair: -(pair[1] * pair[0].score))
+    shown = {r.experience.value.strip() for r in found}
+    for example, relevance in good[: settings.top_k]:
+        if example.value.strip() in shown:
+            continue
+        found.append(Retrieved(example, relevance, f"A reply by the {role} that worked well in this step of a "
+                                                   f"similar earlier task ({clip(example.task, 200)}):\n"
+                                                   f"{example.value}"))
+    return found
+
+
+def learnings_block(learnings: list[Experience], files: list[str], budget_tokens: int) -> tuple[str, list[int]]:
+    """What people said about earlier findings, the reviewed files' first."""
+    order = sorted(learnings, key=lambda e: (e.data.get("file") not in files, -e.created))
+    lines, used, spent = [], [], 0
+    for learning in order:
+        line = f"- {learning.value}"
+        if spent + tokens_of(line) > budget_tokens:
+            break
+        lines.append(line)
+        used.append(learning.id)
+        spent += tokens_of(line)
+    if not lines:
+        return "", []
+    return (quoted("What the people of this repository said about earlier review findings; do not report "
+                   "again what they dismissed on the same code.", lines), used)
+
+
+def fit(found: list[Retrieved], budget_tokens: int) -> tuple[str, list[int]]:
+    """The retrieved items that fit in ``budget_tokens``, as one quoted block (the first is clipped to fit)."""
+    items, used, spent = [], [], 0
+    for item in found:
+        text = item.text
+        if spent + tokens_of(text) > budget_tokens:
+            if items:
+                continue
+            text = clip(text, budget_tokens * 4 - 400)
+        items.append(text)
+        used.append(item.experience.id)
+        spent += tokens_of(text)
+    if not items:
+        return "", []
+    return quoted("Experience from similar earlier tasks.", items), used
