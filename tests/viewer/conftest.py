@@ -6,6 +6,7 @@ browser downloads are never used). Browser tests skip, saying why, when either i
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import shutil
@@ -122,14 +123,25 @@ async def viewer_link(daemon: DaemonProcess, job_id: str | None = None) -> tuple
         return resp.status, await resp.json()
 
 
+def browser_missing() -> str | None:
+    """Why the browser tests cannot run here (what to install), or None."""
+    if not Path(CHROMIUM).exists():
+        return (f"Chromium is not installed at {CHROMIUM}: the viewer's browser tests need it "
+                "(apt-get install -y chromium)")
+    if importlib.util.find_spec("playwright") is None:
+        return ("the Python package playwright is not installed: pip install 'playwright>=1.50,<2' "
+                "(it drives Debian's Chromium; no browser download is needed)")
+    return None
+
+
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
     """A headless Debian Chromium under playwright, or a skip that says what to install."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium is not installed at {CHROMIUM}: the viewer's browser tests need it "
-                    "(apt-get install -y chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the Python package playwright is not installed "
-                                   "(pip install 'playwright>=1.50,<2'; no browser download is needed)")
+    missing = browser_missing()
+    if missing:
+        pytest.skip(missing)
+    from playwright import sync_api
+
     with sync_api.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
