@@ -67,3 +67,24 @@ async def test_ask_for_a_change_reports_progress_and_applies_the_proposal_throug
     assert finished[0].job.id == job_id and finished[0].job.state == "succeeded"
     asked = llm.prompts_containing("add() is wrong, fix it")
     assert asked and "return a - b" in asked[0].prompt  # the selected code reached the team
+
+
+async def test_the_teams_question_reaches_the_user_and_the_answer_reaches_the_team(
+        engine_daemon: DaemonProcess, llm: FakeLLM, open_editor: Any) -> None:
+    llm.add_rule("ASK_HUMAN: Should add() accept floats too?", user="Question: may add() change", times=1)
+    llm.add_rule("<INFO> Yes: add() in calc.py:4 works for floats as well.", user="The user answers: Yes.", times=1)
+    root = new_repo(engine_daemon.home, "question", {"calc.py": PLANTED})
+    editor = await open_editor(engine_daemon.home, [root])
+    editor.choose = lambda params: "Yes" if params.message.startswith("Troupe asks:") else None
+    await editor.registered(root)
+
+    job_id = (await editor.command("troupe.ask", {"prompt": "may add() change for floats?",
+                                                  "file": uri_of(root / "calc.py")}))["jobId"]
+    answer = await until(lambda: editor.shown("works for floats"), timeout=30, what="the team's answer")
+    (request,) = editor.requests
+    assert request.message == "Troupe asks: Should add() accept floats too?"
+    assert [a.title for a in request.actions] == ["Yes", "No", "Let the team decide"]
+    (question,) = editor.notifications("troupe/question")
+    assert question.jobId == job_id and question.text == "Should add() accept floats too?"
+    assert answer == ["Troupe: Yes: add() in calc.py:4 works for floats as well."]
+    assert llm.prompts_containing("The user answers: Yes.")
