@@ -8,14 +8,28 @@ Slack's buttons and thread replies); reopening the finding withdraws it.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
-from daemon.experience.text import clip, scrub, similarity
+from daemon.experience.text import clip, scrub
+from storage.experience import STOP_WORDS
 
 VERDICTS = {"dismissed": "dismissed", "applied": "applied the fix for"}
-SAME_KIND = 0.35   # message similarity that, on the same code, makes two findings one kind
-SAME_WORDS = 0.75  # message similarity that makes them one kind wherever they are in the file
+SAME_KIND = 0.5    # shared terms that, on the same code, make two findings one kind
+SAME_WORDS = 0.8   # shared terms that make them one kind wherever they are in the file
+
+
+def terms(message: str) -> set[str]:
+    """A finding message's terms: identifiers split, short names and numbers kept (``b == 0`` matters)."""
+    split = re.sub(r"([a-z])([A-Z])", r"\1 \2", message).replace("_", " ").lower()
+    return {t for t in re.findall(r"[a-z0-9]+", split) if t not in STOP_WORDS}
+
+
+def overlap(a: str, b: str) -> float:
+    """Shared terms over the smaller message's terms (0..1): how alike two findings are worded."""
+    first, second = terms(a), terms(b)
+    return len(first & second) / min(len(first), len(second)) if first and second else 0.0
 
 
 def code_at(text: str | None, start: int, end: int) -> str:
@@ -64,7 +78,7 @@ def dismissed_match(file: str, message: str, code: str, learnings: list[Any]) ->
         data = learning.data
         if data.get("verdict") != "dismissed" or data.get("file") != file:
             continue
-        alike = similarity(message, data.get("message", ""))
+        alike = overlap(message, data.get("message", ""))
         if alike >= SAME_WORDS or (alike >= SAME_KIND and code and code == data.get("code")):
             return learning
     return None
