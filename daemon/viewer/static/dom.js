@@ -42,6 +42,14 @@ export const fmtInt = (n) => numbers.format(Math.round(n || 0));
 export const fmtCost = (x) => "$" + (x || 0).toFixed(x >= 1 ? 2 : 4);
 export const fmtSeconds = (s) => (s >= 60 ? `${Math.floor(s / 60)}m ${Math.round(s % 60)}s` : `${(s || 0).toFixed(1)}s`);
 
+/** A job's time in the list: the clock today, the date before that. */
+export function fmtWhen(at) {
+  if (!at) return "";
+  const when = new Date(at * 1000);
+  if (when.toDateString() === new Date().toDateString()) return fmtClock(at);
+  return when.toLocaleDateString("en-GB", { day: "numeric", month: "short" }) + " " + fmtClock(at).slice(0, 5);
+}
+
 export function fmtClock(at) {
   if (!at) return "";
   return new Date(at * 1000).toLocaleTimeString("en-GB", { hour12: false });

@@ -1,6 +1,6 @@
 // The list of jobs on the left: newest first, state, kind, what was asked, tokens.
 
-import { h, fmtInt, fmtClock } from "./dom.js";
+import { h, fmtInt, fmtWhen } from "./dom.js";
 import { jobTitle } from "./view.js";
 
 export function renderJobList(list, jobs, selectedId, onSelect) {
@@ -15,7 +15,7 @@ export function renderJobList(list, jobs, selectedId, onSelect) {
       h("div", { class: "job-line" },
         h("span", { class: `dot ${job.state}`, title: job.state }),
         h("span", { class: "kind", text: job.kind }),
-        h("span", { class: "when", text: fmtClock(job.created_at) })),
+        h("span", { class: "when", text: fmtWhen(job.created_at) })),
       h("div", { class: "job-prompt", text: jobTitle(job) }),
       h("div", { class: "job-meta", text: `${job.id.slice(0, 8)} · ${job.state.replaceAll("_", " ")}` +
         (tokens ? ` · ${fmtInt(tokens)} tok` : "") }));

@@ -15,7 +15,8 @@ function unplace(list) {
 export class Questions {
   constructor(list) { this.list = list; }
 
-  reset() {
+  reset(job) {
+    this.jobId = job ? job.id : "";
     this.list.replaceChildren();
     this.pending = new Map();
     placeholder(this.list, "No questions asked.");
@@ -25,10 +26,13 @@ export class Questions {
     const data = event.data || {};
     if (event.kind === "question") {
       unplace(this.list);
-      const answer = h("div", { class: "qa-a pending", text: data.to === "human" ? "waiting for your answer…" : "waiting…" });
+      const toYou = data.to === "human";
+      const answer = h("div", { class: "qa-a pending" }, toYou ? "waiting for your answer: " : "waiting…",
+        toYou ? h("code", { text: `troupe answer ${this.jobId.slice(0, 8)} "…"` }) : null);
+      const who = event.role ? roleLabel(event.role) : "the team";
       const item = h("li", { class: "qa" },
         h("div", { class: "qa-q" }, avatar(event.role || "team"),
-          h("div", {}, h("div", { class: "qa-who", text: `${roleLabel(event.role || "team")} asks${data.to === "human" ? " you" : ""}` }),
+          h("div", {}, h("div", { class: "qa-who", text: `${who} asks${toYou ? " you" : ""}` }),
             h("div", { class: "qa-text", text: String(data.text ?? "") }))),
         answer);
       this.pending.set(data.question_id, answer);

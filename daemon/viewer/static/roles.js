@@ -16,6 +16,7 @@ export function roleColour(role) {
 export function initials(role) {
   const name = String(role || "·").trim();
   if (name.toLowerCase() === "human") return "You";
+  if (name.toLowerCase() === "team") return "?";  // the daemon asks on the team's behalf
   const words = name.split(/[\s_-]+/).filter(Boolean);
   if (words.length > 1) return (words[0][0] + words[1][0]).toUpperCase();
   return name.length <= 3 ? name.toUpperCase() : name.slice(0, 2).toUpperCase();

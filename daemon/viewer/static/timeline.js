@@ -56,14 +56,14 @@ export class Timeline {
   state(data) {
     const state = String(data.state || "");
     if (!["succeeded", "failed", "cancelled"].includes(state)) return;
-    for (const { item } of this.steps.values()) {
-      if (item.classList.contains("running")) item.classList.replace("running", state === "succeeded" ? "done" : "stopped");
+    for (const { item, meta } of this.steps.values()) {
+      if (!item.classList.contains("running")) continue;
+      item.classList.replace("running", state === "succeeded" ? "done" : "stopped");
+      if (state !== "succeeded") meta.textContent = state === "cancelled" ? "cancelled" : "stopped";
     }
-    this.end?.remove();
-    this.end = h("li", { class: `step end ${state}` },
-      h("span", { class: "step-dot" }),
-      h("span", { class: "step-name", text: state }),
-      data.error ? h("span", { class: "step-meta", text: String(data.error) }) : null);
+    this.end?.remove();  // the error itself is in the job's header
+    this.end = h("li", { class: `step end ${state}` }, h("span", { class: "step-dot" }),
+      h("span", { class: "step-name", text: state }));
     this.list.append(this.end);
   }
 }

@@ -42,7 +42,7 @@ export class JobView {
     this.setState(job.state, job.error);
     this.timeline.reset();
     this.conversation.reset();
-    this.questions.reset();
+    this.questions.reset(job);
     this.tools.reset();
     this.findings.reset();
     this.change.reset();
