@@ -135,7 +135,10 @@ async def viewer_gate(request: web.Request, handler: Handler) -> web.StreamRespo
     auth = request.app[VIEWER_AUTH]
     code = request.query.get("token")
     if auth.bearer_ok(request.headers.get("Authorization", "")) or auth.cookie_ok(request.cookies.get(COOKIE)):
-        return _without_code(request) if code is not None else await handler(request)
+        if code is None:
+            return await handler(request)
+        auth.redeem(code)  # spent all the same: a link works once
+        return _without_code(request)
     if code and request.method == "GET" and auth.redeem(code):
         response = _without_code(request)
         response.set_cookie(COOKIE, auth.session, path=PREFIX, httponly=True, samesite="Strict")
