@@ -20,9 +20,8 @@ import {
 import type { Connection, ConnectionFactory, ConnectionOptions, ServerSpec } from "./connection";
 import { shown } from "./diagnostics";
 import type { Disposable } from "./host";
+import { CLIENT_ID } from "./protocol";
 import { diagnosticInfo } from "./vscodeapi";
-
-export const CLIENT_ID = "troupe"; // also the prefix of the `troupe.trace.server` setting
 
 class LanguageClientConnection implements Connection {
   private readonly client: LanguageClient;

@@ -8,6 +8,9 @@
  * client registers the server's command ids itself.
  */
 
+/** The language client's id: also the prefix of its `troupe.trace.server` setting. */
+export const CLIENT_ID = "troupe";
+
 /** `workspace/executeCommand` commands of the server. */
 export const Commands = {
   ask: "troupe.ask",

@@ -56,24 +56,17 @@ export function readSettings(host: Pick<Host, "setting">): ReadResult {
     }
     return value;
   };
-  const severity = ((): Severity => {
+  const severity = (): Severity => {
     const value = host.setting("minimumSeverity");
     if (value === undefined || value === null) return DEFAULTS.minimumSeverity;
     if (typeof value === "string" && (SEVERITIES as readonly string[]).includes(value)) return value as Severity;
     problems.push(`troupe.minimumSeverity must be one of ${SEVERITIES.join(", ")}, got ${JSON.stringify(value)}; ` +
       `using "${DEFAULTS.minimumSeverity}"`);
     return DEFAULTS.minimumSeverity;
-  })();
-  return {
-    settings: {
-      path: text("path"),
-      model: text("model"),
-      reviewOnSave: flag("reviewOnSave"),
-      testOnSave: flag("testOnSave"),
-      minimumSeverity: severity,
-    },
-    problems,
   };
+  const settings = { path: text("path"), model: text("model"), reviewOnSave: flag("reviewOnSave"),
+    testOnSave: flag("testOnSave") };
+  return { settings: { ...settings, minimumSeverity: severity() }, problems };
 }
 
 /** What the server is told: its own options plus the user's settings (camelCase, as LSP does). */

@@ -1,0 +1,150 @@
+import * as assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { entryFor, jobTitle } from "../chat/conversation";
+import { JobStore, MAX_JOBS } from "../common/jobs";
+import type { StreamEvent } from "../common/protocol";
+
+let seq = 0;
+function ev(kind: string, data: Record<string, unknown> = {}, extra: Partial<StreamEvent> = {}): StreamEvent {
+  return { kind, data, job_id: "j1", seq: ++seq, workspace: "/ws", ...extra };
+}
+
+describe("the job store", () => {
+  it("follows a job's state, phase, role, tokens and cost from its events", () => {
+    const store = new JobStore();
+    store.onEvent(ev("job_state", { state: "running" }));
+    store.onEvent(ev("phase_started", { phase: "plan" }, { phase: "plan", role: "programmer" }));
+    store.onEvent(ev("usage", { prompt_tokens: 1200, completion_tokens: 300, cost: 0.002 }));
+    store.onEvent(ev("usage", { prompt_tokens: 100, completion_tokens: 0, cost: 0.001 }));
+    const job = store.get("j1")!;
+    assert.equal(job.state, "running");
+    assert.equal(job.phase, "plan");
+    assert.equal(job.role, "programmer");
+    assert.equal(job.tokens, 1600);
+    assert.ok(Math.abs(job.cost - 0.003) < 1e-12);
+    assert.equal(job.workspace, "/ws");
+    assert.deepEqual(store.active().map((j) => j.id), ["j1"]);
+  });
+
+  it("keeps the team's question pending until it is answered", () => {
+    const store = new JobStore();
+    store.onEvent(ev("question", { question_id: "q1", text: "Keep the old API?", to: "human" }, { role: "programmer" }));
+    store.onEvent(ev("question", { question_id: "q0", text: "Which file?", to: "instructor" }));
+    assert.deepEqual(store.pendingQuestions(), [{ jobId: "j1", questionId: "q1", text: "Keep the old API?" }]);
+    store.onEvent(ev("answer", { question_id: "q1", text: "Yes.", by: "human" }));
+    assert.deepEqual(store.pendingQuestions(), []);
+    const question = store.get("j1")!.entries.find((e) => e.id === "q:q1");
+    assert.deepEqual(question, { id: "q:q1", kind: "question", jobId: "j1", questionId: "q1", text: "Keep the old API?",
+      to: "human", role: "programmer", answer: "Yes.", answeredBy: "human" });
+  });
+
+  it("shows a question once whether it comes as an event, a notification, or both", () => {
+    const store = new JobStore();
+    store.onQuestion({ jobId: "j1", questionId: "q1", text: "Keep it?" });
+    store.onEvent(ev("question", { question_id: "q1", text: "Keep it?", to: "human" }));
+    assert.equal(store.get("j1")!.entries.filter((e) => e.kind === "question").length, 1);
+    store.answered("j1", "q1", "no");
+    assert.deepEqual(store.pendingQuestions(), []);
+    assert.equal((store.get("j1")!.entries[0] as { answer?: string }).answer, "no");
+  });
+
+  it("lists proposed changes until they are applied or discarded", () => {
+    const store = new JobStore();
+    store.onChangeProposed({ jobId: "j1", changeId: "c1", files: ["calc.py"], diff: "-a\n+b" });
+    store.onEvent(ev("change_proposed", { change_id: "c1", files: ["calc.py"], diff: "-a\n+b" }));
+    store.onChangeProposed({ jobId: "j2", changeId: "c2", files: ["x.py"], diff: "" });
+    assert.deepEqual(store.pendingChanges().map((c) => c.changeId), ["c2", "c1"]);
+    store.markChange("c1", "applied", "saved 1 file");
+    store.markChange("c2", "discarded");
+    assert.deepEqual(store.pendingChanges(), []);
+    const entry = store.get("j1")!.entries.find((e) => e.kind === "change");
+    assert.deepEqual(entry, { id: "c:c1", kind: "change", changeId: "c1", files: ["calc.py"], diff: "-a\n+b",
+      state: "applied", note: "saved 1 file" });
+  });
+
+  it("takes title, totals, answer and error from the daemon's description of a job", () => {
+    const store = new JobStore();
+    store.onEvent(ev("usage", { prompt_tokens: 10, completion_tokens: 5, cost: 0.5 }));
+    store.onJob({ id: "j1", kind: "ask", state: "succeeded", request: { prompt: "Why is add() wrong?\nmore" },
+      result: { answer: "It subtracts." }, usage: { prompt_tokens: 100, completion_tokens: 20, cost: 0.25 } });
+    const job = store.get("j1")!;
+    assert.equal(job.title, "ask: Why is add() wrong?");
+    assert.equal(job.tokens, 120);
+    assert.equal(job.cost, 0.5); // never lowered: the events saw more than the description
+    assert.equal(job.finished, true);
+    assert.deepEqual(job.entries.at(-1), { id: "result", kind: "result", text: "It subtracts." });
+    store.onJob({ id: "j2", kind: "test", state: "failed", error: "pytest not found", request: { files: [] } });
+    assert.deepEqual(store.get("j2")!.entries, [{ id: "error", kind: "state", state: "failed", error: "pytest not found" }]);
+  });
+
+  it("keeps a title the user gave", () => {
+    const store = new JobStore();
+    store.started("j1", "change", "change: fix add");
+    store.onJob({ id: "j1", kind: "change", state: "running", request: { prompt: "fix add() please" } });
+    assert.equal(store.get("j1")!.title, "change: fix add");
+  });
+
+  it("notifies listeners with the entry that changed", () => {
+    const store = new JobStore();
+    const seen: [string, string | undefined][] = [];
+    store.onDidChange((jobId, entry) => seen.push([jobId, entry?.kind]));
+    store.onEvent(ev("usage", { prompt_tokens: 1 }));
+    store.onEvent(ev("message", { text: "hi" }, { role: "reviewer" }));
+    assert.deepEqual(seen, [["j1", undefined], ["j1", "message"]]);
+  });
+
+  it("ignores the watcher's notices, which belong to no job", () => {
+    const store = new JobStore();
+    store.onEvent({ kind: "watch", data: { action: "queued" }, job_id: null });
+    assert.deepEqual(store.all(), []);
+  });
+
+  it("forgets the oldest finished jobs beyond the limit, never an active one", () => {
+    const store = new JobStore();
+    store.onEvent(ev("job_state", { state: "running" }, { job_id: "active" }));
+    for (let i = 0; i < MAX_JOBS + 5; i++) store.onEvent(ev("job_state", { state: "succeeded" }, { job_id: `done${i}` }));
+    assert.equal(store.all().length, MAX_JOBS);
+    assert.ok(store.get("active"));
+    assert.equal(store.get("done0"), undefined);
+    assert.equal(store.current()?.id, "active");
+  });
+});
+
+describe("the conversation", () => {
+  it("turns events into entries by role and phase", () => {
+    const entries: TroupeView.Entry[] = [];
+    const add = (e: StreamEvent) => { const entry = entryFor(e, "j1", entries); if (entry) entries.push(entry); };
+    add({ kind: "job_state", data: { state: "running" }, seq: 1 });
+    add({ kind: "job_state", data: { state: "running" }, seq: 2 });
+    add({ kind: "phase_started", data: { phase: "review", cycle: 2 }, seq: 3 });
+    add({ kind: "message", data: { text: "Looks wrong", to: "programmer" }, role: "reviewer", phase: "review", seq: 4 });
+    add({ kind: "tool_run", data: { tool: "pytest", ok: false, summary: "1 failed" }, seq: 5 });
+    add({ kind: "finding", data: { id: 7, file: "calc.py", start_line: 5, severity: "major", message: "subtracts" }, seq: 6 });
+    add({ kind: "log", data: { level: "debug", text: "noise" }, seq: 7 });
+    add({ kind: "log", data: { level: "warning", text: "prompt is large" }, seq: 8 });
+    add({ kind: "code_state", data: { index: 1 }, seq: 9 });
+    add({ kind: "job_state", data: { state: "failed", error: "budget exceeded" }, seq: 10 });
+    assert.deepEqual(entries, [
+      { id: "s:1", kind: "state", state: "running" },
+      { id: "p:3", kind: "phase", phase: "review", cycle: 2 },
+      { id: "m:4", kind: "message", role: "reviewer", text: "Looks wrong", phase: "review", to: "programmer" },
+      { id: "t:5", kind: "tool", tool: "pytest", ok: false, summary: "1 failed" },
+      { id: "f:7", kind: "finding", file: "calc.py", line: 5, severity: "major", message: "subtracts" },
+      { id: "l:8", kind: "log", level: "warning", text: "prompt is large" },
+      { id: "s:10", kind: "state", state: "failed", error: "budget exceeded" },
+    ]);
+  });
+
+  it("shows an answer to an unknown question as a message from whoever answered", () => {
+    assert.deepEqual(entryFor({ kind: "answer", data: { question_id: "zz", text: "Yes", by: "instructor" }, seq: 3 },
+      "j1", []), { id: "a:3", kind: "message", role: "instructor", text: "Yes" });
+  });
+
+  it("titles a job by its prompt, else its files, else its id", () => {
+    assert.equal(jobTitle({ id: "1", kind: "ask", request: { prompt: "x".repeat(80) } }), `ask: ${"x".repeat(59)}…`);
+    assert.equal(jobTitle({ id: "1", kind: "review", request: { files: ["a.py", "b.py", "c.py", "d.py"] } }),
+      "review a.py, b.py, c.py, …");
+    assert.equal(jobTitle({ id: "1", kind: "test" }), "test 1");
+  });
+});
