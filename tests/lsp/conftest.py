@@ -57,7 +57,7 @@ def engine_daemon(llm: FakeLLM) -> Iterator[DaemonProcess]:
     home = Path(tempfile.mkdtemp(prefix="trl-", dir="/tmp"))
     daemon = DaemonProcess(home, engine_env(home, llm, TROUPE_PRELOAD_LLM="1")).start()
     yield daemon
-    daemon.stop()
+    daemon.kill9()  # a graceful stop costs seconds and is the daemon suite's subject, not ours
     shutil.rmtree(home, ignore_errors=True)
 
 
@@ -124,8 +124,9 @@ class Editor:
     async def status(self) -> Any:
         return await self.client.protocol.send_request_async("troupe/getStatus", {})
 
-    async def registered(self, root: Path) -> None:
-        for _ in range(500):
+    async def registered(self, root: Path, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
             if str(root) in (await self.status()).workspaces:
                 return
             await asyncio.sleep(0.02)
@@ -207,7 +208,8 @@ def lsp_env(home: Path, **extra: str) -> dict[str, str]:
 async def start_editor(home: Path, folders: list[Path], *, capabilities: str = "visual-studio-code",
                        options: dict[str, Any] | None = None) -> Editor:
     editor = make_editor()
-    await editor.client.start_io(sys.executable, "-m", "lsp", env=lsp_env(home), cwd=str(REPO))
+    # `troupe lsp`, as editors start it (daemon.cli.main hands its arguments to lsp.app.main)
+    await editor.client.start_io(sys.executable, "-m", "daemon.cli.main", "lsp", env=lsp_env(home), cwd=str(REPO))
     await editor.client.initialize_session(types.InitializeParams(
         capabilities=pytest_lsp.client_capabilities(capabilities),
         workspace_folders=[types.WorkspaceFolder(uri=uri_of(f), name=f.name) for f in folders],

@@ -88,3 +88,22 @@ async def test_the_teams_question_reaches_the_user_and_the_answer_reaches_the_te
     assert question.jobId == job_id and question.text == "Should add() accept floats too?"
     assert answer == ["Troupe: Yes: add() in calc.py:4 works for floats as well."]
     assert llm.prompts_containing("The user answers: Yes.")
+
+
+async def test_cancelling_the_progress_in_the_editor_cancels_the_job(
+        engine_daemon: DaemonProcess, llm: FakeLLM, open_editor: Any) -> None:
+    root = new_repo(engine_daemon.home, "cancel", {"calc.py": PLANTED})
+    editor = await open_editor(engine_daemon.home, [root])
+    await editor.registered(root)
+    llm.fail_next("hang", seconds=20)  # the team thinks for a long time
+    job_id = (await editor.command("troupe.ask", {"prompt": "explain add()", "file": uri_of(root / "calc.py")}))[
+        "jobId"]
+    token = await until(lambda: next((t for t in editor.client.progress_reports if job_id in str(t)), None),
+                        what="the progress token")
+    await until(lambda: any(getattr(r, "message", "") == "answer" for r in editor.client.progress_reports[token]),
+                what="the answer phase to start")
+    editor.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+
+    finished = await until(lambda: editor.notifications("troupe/jobFinished"), what="the job to end")
+    assert finished[0].job.id == job_id and finished[0].job.state == "cancelled"
+    assert editor.client.progress_reports[token][-1].message.startswith("cancelled")
