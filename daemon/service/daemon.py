@@ -9,7 +9,6 @@ import fcntl
 import json
 import logging
 import os
-import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -21,34 +20,10 @@ from daemon.jobs.executor import load_executor
 from daemon.jobs.hub import EventHub
 from daemon.jobs.manager import JobManager
 from daemon.service.options import DaemonOptions
+from daemon.service.pidfile import AlreadyRunning, pid_path, read_pid_file, socket_answers
 from daemon.watch.registry import WatchRegistry
 
 log = logging.getLogger("troupe.daemon")
-
-
-class AlreadyRunning(RuntimeError):
-    """Another daemon holds this TROUPE_HOME."""
-
-
-def pid_path() -> Path:
-    return paths.troupe_home() / "daemon.pid"
-
-
-def read_pid_file() -> dict[str, Any] | None:
-    try:
-        return json.loads(pid_path().read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def socket_answers(path: Path) -> bool:
-    with socket.socket(socket.AF_UNIX) as probe:
-        probe.settimeout(1)
-        try:
-            probe.connect(str(path))
-        except OSError:
-            return False
-    return True
 
 
 class Daemon:

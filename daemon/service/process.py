@@ -14,7 +14,7 @@ import time
 
 from daemon import paths
 from daemon.redact import install_log_redaction, register_environment_secrets
-from daemon.service.daemon import AlreadyRunning, Daemon, read_pid_file, socket_answers
+from daemon.service.pidfile import AlreadyRunning, read_pid_file, socket_answers
 
 log = logging.getLogger("troupe.daemon")
 
@@ -44,6 +44,8 @@ def setup_logging(*, to_stderr: bool, level: str | None = None) -> None:
 def run_foreground() -> int:
     """``troupe daemon``: serve until SIGTERM/SIGINT; exit status 0 on a clean stop."""
     setup_logging(to_stderr=True)
+
+    from daemon.service.daemon import Daemon
 
     async def main() -> None:
         daemon = Daemon()

@@ -39,7 +39,8 @@ def engine_daemon(llm: FakeLLM) -> Iterator[DaemonProcess]:
     home = Path(tempfile.mkdtemp(prefix="trw-", dir="/tmp"))
     env = daemon_env(home, **llm.env(), TROUPE_EXECUTOR="daemon.jobs.engine:EngineExecutor",
                      TROUPE_PRELOAD_LLM="1", TROUPE_WATCH_JOBS_PER_MINUTE=str(JOBS_PER_MINUTE),
-                     TROUPE_WATCH_FILES_PER_JOB="5", TROUPE_JOBS_CONCURRENCY="2")
+                     TROUPE_WATCH_FILES_PER_JOB="5", TROUPE_JOBS_CONCURRENCY="2",
+                     TROUPE_EXPERIENCE="off")  # the watcher is under test here, not experience mining
     daemon = DaemonProcess(home, env).start()
     yield daemon
     daemon.stop()
