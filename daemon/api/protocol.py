@@ -10,13 +10,14 @@ Routes (all under ``/v1``; errors are ``{"error": {"code", "message"}}``)::
     GET    /v1/health                      -> Health
     GET    /v1/metrics                     -> Metrics
     POST   /v1/jobs           SubmitJob    -> JobInfo            (201)
-    GET    /v1/jobs?state=&workspace=&limit= -> JobList
+    GET    /v1/jobs?state=&workspace=&kind=&limit= -> JobList  (state: one, a,b, active or all)
     GET    /v1/jobs/{id}                   -> JobInfo
     POST   /v1/jobs/{id}/cancel            -> JobInfo
     POST   /v1/jobs/{id}/answer  Answer    -> JobInfo
     GET    /v1/jobs/{id}/events?after=N    -> EventList, or SSE of StreamEvent
                                               (Accept: text/event-stream; resume with Last-Event-ID)
     GET    /v1/events?workspace=           -> SSE of StreamEvent for every job and the watcher
+                                              (resume with Last-Event-ID within one daemon run)
     GET    /v1/changes/{id}                -> ChangeInfo
     POST   /v1/changes/{id}/apply          -> ChangeInfo         (409 when the files moved on)
     POST   /v1/changes/{id}/discard        -> ChangeInfo
@@ -24,7 +25,7 @@ Routes (all under ``/v1``; errors are ``{"error": {"code", "message"}}``)::
     POST   /v1/findings/{id}  FindingUpdate -> FindingInfo        (dismiss / reopen / resolve)
     GET    /v1/workspaces                  -> WorkspaceList
     POST   /v1/workspaces     RegisterWorkspace -> WorkspaceInfo
-    DELETE /v1/workspaces/{id}             -> WorkspaceInfo
+    DELETE /v1/workspaces/{id}?forget=1    -> WorkspaceInfo      (stop watching; forget=1 drops its rows)
     GET    /v1/experience/search?q=&limit= -> SearchResults     (Experience* types: protocol_experience)
     GET    /v1/experience?pool=&workspace=&order=&limit= -> ExperienceList;  /stats -> ExperienceStats
     GET    /v1/experience/export -> ExperienceDump;  POST /v1/experience/import ExperienceDump -> ImportResult
