@@ -50,6 +50,8 @@ from daemon.agents.model import (
     Until,
 )
 from daemon.agents.toml_lines import line_of
+from daemon.teams.config import KEYS as SCALE_KEYS
+from daemon.teams.config import TeamsConfigError, parse_teams_config
 
 BUILTIN_DIR = Path(__file__).parent / "chains"
 REPO_DIR = Path(".troupe") / "chains"
@@ -61,7 +63,7 @@ _PHASE_KEYS = {"phase", "instructor", "assistant", "template", "produces", "max_
 _LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases"}
 _TOOL_KEYS = {"tool"}
 _ROLE_KEYS = {"prompt", "model", "tools"}
-_CHAIN_KEYS = {"name", "description", "steps", "roles", "start"}
+_CHAIN_KEYS = {"name", "description", "steps", "roles", "start", *SCALE_KEYS}  # scale keys: daemon.teams.config
 
 
 class ChainError(ValueError):
@@ -219,8 +221,29 @@ def _chain(f: _File, roles: dict[str, Role]) -> Chain:
     chain = Chain(name=name, description=f.expect(data, "description", str, [], ""), steps=steps,
                   roles=all_roles, source=str(f.path),
                   start=f.expect(data, "start", str, [], "repository", allowed={"repository", "empty"}))
+    try:
+        chain.scale = parse_teams_config(data)
+    except TeamsConfigError as exc:
+        raise f.error([exc.key], exc.reason) from None
     _check_references(f, chain)
+    _check_scale(f, chain)
     return chain
+
+
+def _check_scale(f: _File, chain: Chain) -> None:
+    """The steps the scaling keys name must exist (pooling points, the network's phase)."""
+    names = {step.name for step in chain.steps if not isinstance(step, Tool)}
+    for name in chain.scale.pool_after:
+        if name not in names:
+            raise f.error(["pool_after"], f"pool_after names {name!r}, which is not a phase or loop of chain "
+                          f"{chain.name!r} (its steps: {', '.join(sorted(names))})")
+    target = chain.scale.network_phase
+    code_phases = [p.name for p in chain.phases() if p.produces is Produces.CODE]
+    if target is not None and target not in code_phases:
+        raise f.error(["network_phase"], f"network_phase = {target!r} is not a phase of chain {chain.name!r} "
+                      f"that writes code (those are: {', '.join(code_phases) or 'none'})")
+    if chain.scale.topology is not None and not code_phases:
+        raise f.error(["topology"], f"topology needs a phase that writes code, and chain {chain.name!r} has none")
 
 
 def _check_references(f: _File, chain: Chain) -> None:

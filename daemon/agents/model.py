@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from daemon.teams.config import TeamsConfig
+
 
 class Produces(StrEnum):
     DECISION = "decision"        # a short conclusion other phases build on
@@ -116,6 +118,7 @@ class Chain:
     roles: dict[str, Role]
     source: str = ""  # the file it came from
     start: str = "repository"  # "repository": a scratch copy of the repo; "empty": new software
+    scale: TeamsConfig = field(default_factory=TeamsConfig)  # teams, topology, orchestrator (daemon.teams)
 
     def phases(self) -> list[Phase]:
         """Every phase, loops unrolled once, in order."""

@@ -20,6 +20,7 @@ cannot produce what it must ends the job as ``failed`` with a readable error; ca
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -31,6 +32,7 @@ from daemon.agents.accounting import Meter
 from daemon.agents.checkpoint import CheckpointError, make_checkpoint, restore
 from daemon.agents.dialogue import AskHuman, Dialogue
 from daemon.agents.findings import Finding, lint_findings
+from daemon.agents.hooks import DelegatedPhase, LoopControl
 from daemon.agents.job import JobOutcome, JobSpec, PhaseFailed
 from daemon.agents.loader import ChainError, load_chains
 from daemon.agents.model import Chain, ChainSet, Loop, Phase, Produces, Tool, Until
@@ -54,8 +56,9 @@ class ChainRunner:
     def __init__(self, gateway: Gateway, emit: EventSink, ask_human: AskHuman | None = None,
                  settings: Settings | None = None, *, on_checkpoint: SaveCheckpoint | None = None,
                  chains: ChainSet | None = None, scratch_dir: Path | None = None,
-                 experience: JobExperience | None = None) -> None:
+                 experience: JobExperience | None = None, delegate: Any = None, orchestrator: Any = None) -> None:
         self.gateway, self.emit, self.ask_human = gateway, emit, ask_human
+        self.delegate, self.orchestrator = delegate, orchestrator  # see daemon.agents.hooks
         self.settings = settings or Settings(model=gateway.settings)
         self.on_checkpoint, self.chains, self.scratch_dir = on_checkpoint, chains, scratch_dir
         # Experience (daemon.experience) reaches the prompts, may skip or shorten redundant steps (never
@@ -182,14 +185,20 @@ class _Run:
 
     # -- steps ---------------------------------------------------------------------------
     async def _steps(self, start: tuple[int, int, int]) -> None:
+        driven_until = -1
         for index, step in enumerate(self.chain.steps):
-            if index < start[0]:
+            if index < start[0] or index < driven_until:
                 continue
             if isinstance(step, Tool):
                 await self.tools.run(step.name)
             elif isinstance(step, Phase):
                 await self._phase(step, None)
                 await self._checkpoint((index + 1, 0, 0), step.name)
+            elif self.runner.orchestrator is not None:  # it picks the cycles of these consecutive loops
+                loops = list(itertools.takewhile(lambda s: isinstance(s, Loop), self.chain.steps[index:]))
+                await self.runner.orchestrator.drive(loops, LoopControl(self))
+                driven_until = index + len(loops)
+                await self._checkpoint((driven_until, 0, 0), self.last_phase or step.name)
             else:
                 resume = start[1:] if index == start[0] else (0, 0)
                 await self._loop(step, index, *resume)
@@ -254,6 +263,8 @@ class _Run:
             if guide.skip:
                 return await self._skipped(phase, cycle, guide.skip)
             prompt += guide.note
+        if self.runner.delegate is not None and self.runner.delegate.handles(phase):
+            return await self._delegated(phase, cycle, prompt)
         if len(prompt) // 4 > self.runner.settings.model.context_window * 0.9:
             await self.say(EventKind.LOG, {"level": "warning", "text": (
                 f"the prompt of phase {phase.name!r} is about {len(prompt) // 4} tokens, near or over the model's "
@@ -281,6 +292,37 @@ class _Run:
         })
         self.phase_name, self.last_phase = None, phase.name
         return result.concluded
+
+    async def _delegated(self, phase: Phase, cycle: int | None, prompt: str) -> bool:
+        """A phase done by the delegate (a network of agents): its files land in the scratch copy."""
+        assert self.bench is not None
+        scratch = self.bench.scratch
+        if scratch is None:
+            raise PhaseFailed(f"phase {phase.name!r} is delegated but the job has no workspace copy")
+
+        def account(completion: Any, seconds: float) -> None:
+            self.meter.job.add(completion, seconds)
+            if self.meter.phase is not None:
+                self.meter.phase.tally.add(completion, seconds)
+
+        files, conclusion = await self.runner.delegate.produce(DelegatedPhase(
+            phase, prompt, self.chain, self.bench.read, self.say, account, self.spec.budget, self.spec.job_id))
+        self.produce.confine_to_user_tree(list(files))
+        for path, text in sorted(files.items()):
+            if text is not None:
+                scratch.write(path, text)
+            elif scratch.exists(path):
+                scratch.delete(path)
+        changed = sorted(files)
+        await self.produce.record_state(phase, prompt, changed)
+        self.bench.conclusions[phase.name] = conclusion
+        tally = self.meter.end_phase().tally
+        await self.say(EventKind.PHASE_FINISHED, {
+            "phase": phase.name, **({"cycle": cycle} if cycle else {}), "conclusion": conclusion, "delegated": True,
+            "tokens": tally.tokens, "cost": tally.cost, "calls": tally.calls, "seconds": round(tally.seconds, 4),
+            "files": changed})
+        self.phase_name, self.last_phase = None, phase.name
+        return True
 
     async def _skipped(self, phase: Phase, cycle: int | None, reason: str) -> bool:
         """A phase experience judged redundant: it concludes without a model call."""

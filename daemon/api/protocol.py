@@ -43,6 +43,7 @@ from functools import cache
 from typing import Any, ClassVar, Literal, TypeVar
 
 from daemon.events import EventKind
+from daemon.teams.config import TeamsConfigError, parse_options
 
 API_VERSION = 1
 PREFIX = f"/v{API_VERSION}"
@@ -200,6 +201,10 @@ class SubmitJob(Message):
         for name in self.files:
             if name.startswith("/") or ".." in name.replace("\\", "/").split("/") or not name.strip():
                 raise ProtocolError(f"file {name!r} must be a path inside the workspace, relative to its root")
+        try:  # options.teams / topology / agents / orchestrator: see daemon.teams.config
+            parse_options(self.options)
+        except TeamsConfigError as exc:
+            raise ProtocolError(f"options.{exc}") from None
 
     @property
     def priority_value(self) -> int:

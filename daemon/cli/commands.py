@@ -136,7 +136,9 @@ async def cmd_cancel(client: DaemonClient, args: argparse.Namespace) -> int:
 async def cmd_submit(client: DaemonClient, args: argparse.Namespace) -> int:
     if args.command == "ask":
         root, files = workspace_of(args, args.file)
-        request = SubmitJob(kind=args.kind, workspace=root, prompt=args.prompt, files=files)
+        scale = {key: getattr(args, key) for key in ("teams", "topology", "agents", "orchestrator")
+                 if getattr(args, key, None) is not None}  # checked by SubmitJob.validate
+        request = SubmitJob(kind=args.kind, workspace=root, prompt=args.prompt, files=files, options=scale)
     elif args.command == "review":
         root, files = workspace_of(args, args.files)
         request = SubmitJob(kind="review", workspace=root, files=files)

@@ -24,6 +24,18 @@ def _follow(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-wait", action="store_true", help="print the job id and return at once")
 
 
+def _scale(p: argparse.ArgumentParser) -> None:
+    from daemon.teams.config import ORCHESTRATORS, TOPOLOGIES  # a small module: --help stays fast
+
+    g = p.add_argument_group("teams at scale (override the chain file's keys)")
+    g.add_argument("--teams", type=int, metavar="N", help="N teams solve the task at once; their solutions "
+                   "are scored, pooled and merged (Croto)")
+    g.add_argument("--topology", choices=TOPOLOGIES, help="a network of agents writes the code (MacNet)")
+    g.add_argument("--agents", type=int, metavar="N", help="agents in the network (default 8)")
+    g.add_argument("--orchestrator", choices=ORCHESTRATORS,
+                   help="pick the next agent among the chain's loops: a heuristic, or a policy learnt from outcomes")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="troupe", description="A virtual software team next to your repository.")
     parser.add_argument("--version", action="version", version="troupe 0.1.0")
@@ -40,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", choices=["ask", "change", "build"], default="ask",
                    help="ask (answer only, default), change (propose a diff), build (new software)")
     p.add_argument("--apply", action="store_true", help="apply the proposed change when the job finishes")
+    _scale(p)
     _follow(p)
 
     p = sub.add_parser("review", help="review files now (findings print as they come)")

@@ -56,8 +56,9 @@ class EngineExecutor:
 
     async def run(self, job: RunningJob, emit: EventSink, ask_human: AskHuman) -> JobResult:
         from daemon.agents.job import JobSpec
-        from daemon.agents.runner import ChainRunner
         from daemon.llm.budget import Budget
+        from daemon.teams.puppeteer import PolicyBook
+        from daemon.teams.run import TeamsRunner
 
         try:
             settings = load_settings(job.workspace_root)
@@ -73,8 +74,10 @@ class EngineExecutor:
             test_command=job.options.get("test_command"),
         )
         experience = self._experience(job)
-        runner = ChainRunner(self._gateway(settings), emit, ask_human, settings,
-                             on_checkpoint=job.save_checkpoint, experience=experience)
+        # TeamsRunner is ChainRunner unless the chain or the job's options ask for teams, a network or
+        # an orchestrator (daemon.teams); a learned orchestrator's policy lives in the store.
+        runner = TeamsRunner(self._gateway(settings), emit, ask_human, settings, on_checkpoint=job.save_checkpoint,
+                             experience=experience, options=job.options, policies=PolicyBook(self.store))
         outcome = await runner.run(spec)
         if experience is not None:
             task = asyncio.create_task(self._mine(experience, self._gateway(settings)), name=f"troupe-mine-{job.id}")

@@ -1,0 +1,98 @@
+"""Croto's pooling: reduce many solutions to one.
+
+    pool = Pool(merger, scorer, budget_chars=24_000)
+    best = await pool.reduce(solutions)
+    pool.rounds   # what happened: who waited, their scores, who was kept, how they were grouped
+
+Each round: when more than ``prune_above`` (4) solutions wait, score each and keep the top half;
+pack the rest greedily into groups that fit the context budget (largest first, first fit); one
+model call merges each group of two or more. Repeat until one remains. When no two solutions fit
+in one prompt, the best-scored one is the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from daemon.teams.merge import describe, ranked
+from daemon.teams.scoring import Scorer
+from daemon.teams.solution import Solution
+
+Merge = Callable[[list[Solution]], Awaitable[Solution]]
+Say = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+def greedy_groups(solutions: list[Solution], budget_chars: int, max_group: int | None = None) -> list[list[Solution]]:
+    """First-fit decreasing: every group's total size stays within ``budget_chars`` (a solution
+    larger than the budget is a group of its own)."""
+    groups: list[list[Solution]] = []
+    sizes: list[int] = []
+    for solution in sorted(solutions, key=lambda s: s.chars, reverse=True):
+        for i, group in enumerate(groups):
+            if sizes[i] + solution.chars <= budget_chars and (max_group is None or len(group) < max_group):
+                group.append(solution)
+                sizes[i] += solution.chars
+                break
+        else:
+            groups.append([solution])
+            sizes.append(solution.chars)
+    return groups
+
+
+class Pool:
+    def __init__(self, merge: Merge, score: Scorer, budget_chars: int, *, say: Say | None = None,
+                 prune_above: int = 4, max_group: int | None = None, score_concurrency: int = 4) -> None:
+        self.merge, self.score, self.budget_chars, self.say = merge, score, budget_chars, say
+        self.prune_above, self.max_group = prune_above, max_group
+        self._score_slots = asyncio.Semaphore(score_concurrency)
+        self.rounds: list[dict[str, Any]] = []
+        self.merges = 0
+
+    async def _scored(self, solution: Solution) -> Solution:
+        if solution.score is None:
+            async with self._score_slots:
+                solution.score = await self.score(solution)
+        return solution
+
+    async def score_all(self, solutions: list[Solution]) -> list[Solution]:
+        return list(await asyncio.gather(*(self._scored(s) for s in solutions)))
+
+    async def reduce(self, solutions: list[Solution]) -> Solution:
+        if not solutions:
+            raise ValueError("nothing to pool: no solution arrived")
+        waiting = list(solutions)
+        while len(waiting) > 1:
+            report: dict[str, Any] = {"round": len(self.rounds) + 1, "waiting": len(waiting)}
+            if len(waiting) > self.prune_above:
+                waiting = ranked(await self.score_all(waiting))
+                report["scores"] = describe(waiting)
+                waiting = waiting[:(len(waiting) + 1) // 2]
+                report["kept"] = [s.label for s in waiting]
+            groups = greedy_groups(waiting, self.budget_chars, self.max_group)
+            report["groups"] = [[s.label for s in g] for g in groups]
+            self.rounds.append(report)
+            if self.say is not None:
+                await self.say(_round_text(report), report)
+            if all(len(g) == 1 for g in groups):
+                best = ranked(await self.score_all(waiting))[0]
+                report["result"] = f"no two solutions fit in one prompt; kept the best, {best.label}"
+                return best
+            merged = await asyncio.gather(*(self._merge(g) for g in groups))
+            waiting = list(merged)
+        return waiting[0]
+
+    async def _merge(self, group: list[Solution]) -> Solution:
+        if len(group) == 1:
+            return group[0]
+        self.merges += 1
+        return await self.merge(group)
+
+
+def _round_text(report: dict[str, Any]) -> str:
+    text = f"pool round {report['round']}: {report['waiting']} solution(s) waiting"
+    if "kept" in report:
+        text += f", kept the top {len(report['kept'])} by score"
+    sizes = [len(g) for g in report["groups"]]
+    return text + f"; {sum(1 for n in sizes if n > 1)} merge(s) of groups sized {sizes}"

@@ -1,0 +1,100 @@
+"""Scoring solutions without a model, as Croto ranks them: tests passing, placeholders,
+unimplemented functions, lint.
+
+- :func:`static_score` reads the solution in memory: placeholders and unimplemented functions
+  from the syntax tree; executability from the team's own test run when it is still fresh
+  (no code changed since), else 1 when every Python file parses. Cheap enough for a thousand
+  agents.
+- :class:`WorkspaceScorer` writes the solution into a scratch copy and runs the project's real
+  tests (in the sandbox) and the static checks (ruff). What Croto uses between teams.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from daemon.agents.placeholders import find_unfinished
+from daemon.teams.solution import Score, Solution
+from daemon.workspace import testing
+from daemon.workspace.scratch import Scratch
+
+Scorer = Callable[[Solution], Awaitable[Score]]
+TEST_TIMEOUT = 300.0
+
+
+def _shape(solution: Solution) -> tuple[int, int]:
+    found = find_unfinished(solution.code_files())
+    unimplemented = sum(1 for u in found if "no implementation" in u.what)
+    return len(found), unimplemented
+
+
+def _report_share(report: dict | None) -> float | None:
+    if not report:
+        return None
+    passed, failed = int(report.get("passed") or 0), int(report.get("failed") or 0)
+    if passed + failed:
+        return passed / (passed + failed)
+    return 1.0 if report.get("ok") else 0.0
+
+
+async def static_score(solution: Solution) -> Score:
+    placeholders, unimplemented = _shape(solution)
+    share = _report_share(solution.test_report)
+    if share is not None:
+        return Score(share, placeholders, unimplemented, tests="the team's last test run")
+    parses = True
+    for path, text in solution.code_files():
+        if path.endswith(".py"):
+            try:
+                ast.parse(text)
+            except SyntaxError:
+                parses = False
+                break
+    return Score(1.0 if parses else 0.0, placeholders, unimplemented, tests="not run (syntax only)")
+
+
+async def materialize(solution: Solution, workspace: Path | None, scratch_dir: Path | None = None) -> Scratch:
+    """A scratch copy of ``workspace`` (empty for new software) with the solution's files written in."""
+    def build() -> Scratch:
+        scratch = Scratch.from_repo(workspace, scratch_dir) if workspace is not None else Scratch.empty(scratch_dir)
+        try:
+            for path, text in sorted(solution.files.items()):
+                if text is None:
+                    if scratch.exists(path):
+                        scratch.delete(path)
+                else:
+                    scratch.write(path, text)
+            scratch.snapshot(f"{solution.label}")
+        except BaseException:
+            scratch.cleanup()
+            raise
+        return scratch
+
+    return await asyncio.to_thread(build)
+
+
+class WorkspaceScorer:
+    """Score solutions by running them: real tests (unless the team's run is fresh) and ruff."""
+
+    def __init__(self, workspace: Path | None, *, test_command: str | None = None,
+                 scratch_dir: Path | None = None) -> None:
+        self.workspace, self.test_command, self.scratch_dir = workspace, test_command, scratch_dir
+
+    async def __call__(self, solution: Solution) -> Score:
+        placeholders, unimplemented = _shape(solution)
+        scratch = await materialize(solution, self.workspace, self.scratch_dir)
+        try:
+            share = _report_share(solution.test_report)
+            tests = "the team's last test run"
+            if share is None:
+                report = await testing.run_tests(scratch.root, self.test_command, timeout=TEST_TIMEOUT)
+                share = _report_share({"ok": report.ok, "passed": report.passed, "failed": report.failed}) or 0.0
+                tests = str(report.summary())[:200]
+            python = [p for p in solution.changed() if p.endswith(".py")]
+            lint = await testing.static_check(scratch.root, python) if python else []
+        finally:
+            await asyncio.to_thread(scratch.cleanup)
+        return Score(share, placeholders, unimplemented, len(lint), tests)

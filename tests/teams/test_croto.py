@@ -1,0 +1,157 @@
+"""Croto against the fake LLM server: teams run the same chain concurrently at their own
+temperatures, their solutions are scored by real runs, pruned, merged and proposed; costs are
+counted per team; a failing team is dropped; cancelling the job cancels every team."""
+
+from __future__ import annotations
+
+import asyncio
+
+from daemon.agents.job import JobSpec
+from daemon.events import EventKind
+from daemon.teams.croto import TeamsOutcome
+from daemon.teams.puppeteer import PolicyBook
+from daemon.teams.run import TeamsRunner
+from tests.teams.conftest import mini_chains, program
+
+CHECK = "import app\nassert app.double(2) == 4\n"
+
+
+def solution(body: str, check: str = CHECK) -> str:
+    return program("app.py", body) + "\n\n" + program("check.py", check)
+
+
+GOOD = "def double(x):\n    return 2 * x"
+WRONG = "def double(x):\n    return x + 1"      # check.py fails
+STUB = "def double(x):\n    pass"              # a placeholder: check.py fails too
+MERGED = "def double(x):\n    \"\"\"Twice x.\"\"\"\n    return x * 2"
+
+
+def script(fake_llm, code_by_temperature: dict[float, str]) -> None:  # type: ignore[no-untyped-def]
+    fake_llm.add_rule(program("app.py", MERGED), system="keep the strengths")
+    fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
+    fake_llm.add_rule(lambda body: code_by_temperature[body["temperature"]], user="Write the program")
+
+
+def runner(gateway, recorder, tmp_path, **kwargs):  # type: ignore[no-untyped-def]
+    return TeamsRunner(gateway, recorder, chains=kwargs.pop("chains", None) or mini_chains(tmp_path),
+                       scratch_dir=tmp_path / "scratch", **kwargs)
+
+
+SPEC = JobSpec(chain="mini", task="Write app.py with double(x).", job_id="job-croto", test_command="python check.py")
+
+
+async def test_teams_work_at_once_at_their_temperatures_and_the_merged_solution_is_proposed(
+        fake_llm, gateway, recorder, tmp_path) -> None:
+    script(fake_llm, {0.2: solution(GOOD), 0.6: solution(WRONG), 1.0: solution(STUB)})
+    fake_llm.latency = 0.3
+    outcome = await runner(gateway, recorder, tmp_path, chains=mini_chains(tmp_path, "teams = 3")).run(SPEC)
+
+    assert isinstance(outcome, TeamsOutcome) and outcome.ok, outcome.error
+    coding = [r for r in fake_llm.requests if "Write the program" in r.last_user]
+    assert sorted(r.body["temperature"] for r in coding) == [0.2, 0.6, 1.0]
+    # concurrent: every team started coding before any team finished it
+    events = [(e.kind, e.data.get("phase")) for e in recorder.events
+              if e.kind in (EventKind.PHASE_STARTED, EventKind.PHASE_FINISHED)]
+    assert events[:3] == [(EventKind.PHASE_STARTED, "coding")] * 3
+    assert {e.data["team"] for e in recorder.of(EventKind.MESSAGE)} == {0, 1, 2}
+    # three solutions wait (not more than 4): one merge call over all of them, no scoring
+    merge = fake_llm.prompts_containing("keep the strengths")[0].last_user
+    assert "return 2 * x" in merge and "return x + 1" in merge and "    pass" in merge
+    assert outcome.change is not None and outcome.change.files == ["app.py", "check.py"]
+    assert '"""Twice x."""' in outcome.change.edits[0].after
+    assert outcome.test_report["ok"]  # the merged solution was run: python check.py passes
+    # costs per team, and the pool's own
+    teams = {t["team"]: t for t in outcome.teams}
+    assert [teams[t]["temperature"] for t in (0, 1, 2)] == [0.2, 0.6, 1.0]
+    assert all(teams[t]["usage"]["calls"] == 2 and teams[t]["status"] == "succeeded" for t in (0, 1, 2))
+    assert teams["pool"]["usage"]["calls"] == 1
+    assert outcome.usage.calls == len(fake_llm.requests) == 7
+    assert outcome.summary()["teams"] == outcome.teams
+    assert not list((tmp_path / "scratch").iterdir())
+
+
+async def test_more_than_four_teams_are_scored_by_real_runs_and_only_the_best_half_is_merged(
+        fake_llm, gateway, recorder, tmp_path) -> None:
+    script(fake_llm, {0.2: solution(WRONG), 0.4: solution(GOOD), 0.6: solution(STUB),
+                      0.8: solution(GOOD.replace("2 * x", "x * 2")), 1.0: solution(GOOD.replace("2 * x", "x + x"))})
+    outcome = await runner(gateway, recorder, tmp_path, options={"teams": 5}).run(SPEC)
+
+    assert outcome.ok, outcome.error
+    (pooling,) = outcome.pools
+    scores = {s["label"]: s["score"] for s in pooling["rounds"][0]["scores"]}
+    assert scores["team 0"]["executability"] == 0.0 and scores["team 1"]["executability"] == 1.0
+    assert scores["team 2"]["placeholders"] == 1 and scores["team 2"]["unimplemented"] == 1
+    assert sorted(pooling["rounds"][0]["kept"]) == ["team 1", "team 3", "team 4"]
+    merge = fake_llm.prompts_containing("keep the strengths")[0].last_user
+    assert "return x + 1" not in merge and "    pass" not in merge
+    assert "return 2 * x" in merge and "return x * 2" in merge and "return x + x" in merge
+
+
+async def test_pooling_after_a_phase_hands_every_team_the_merged_solution(fake_llm, gateway, recorder,
+                                                                        tmp_path) -> None:
+    script(fake_llm, {0.2: solution(GOOD), 1.0: solution(WRONG)})
+    saved: list[tuple[str, dict]] = []
+
+    async def save(last_phase: str, checkpoint: dict) -> None:
+        saved.append((last_phase, checkpoint))
+
+    chains = mini_chains(tmp_path, 'teams = 2\npool_after = ["coding"]')
+    outcome = await runner(gateway, recorder, tmp_path, chains=chains, on_checkpoint=save).run(SPEC)
+
+    assert outcome.ok, outcome.error
+    reviews = fake_llm.prompts_containing("Give the ONE most important problem")
+    assert len(reviews) == 2 and all('"""Twice x."""' in r.last_user for r in reviews)
+    (last_phase, checkpoint), = saved  # one resumable checkpoint, after the pool
+    assert last_phase == "pool after coding" and checkpoint["next"] == [1, 0, 0]
+    assert '"""Twice x."""' in checkpoint["files"]["app.py"]
+    assert [p["after"] for p in outcome.pools] == ["coding", "review"]
+
+
+async def test_a_failing_team_is_dropped_and_the_others_carry_on(fake_llm, gateway, recorder, tmp_path) -> None:
+    script(fake_llm, {0.2: solution(GOOD), 1.0: "I would rather describe the code than write it."})
+    outcome = await runner(gateway, recorder, tmp_path, options={"teams": 2}).run(SPEC)
+
+    assert outcome.ok, outcome.error
+    teams = {t["team"]: t for t in outcome.teams}
+    assert teams[0]["status"] == "succeeded" and teams[1]["status"] == "failed"
+    assert "could not be used" in teams[1]["error"] and outcome.warnings[0].startswith("team 1 failed")
+    assert fake_llm.prompts_containing("keep the strengths") == []  # one solution left: nothing to merge
+    assert outcome.change is not None and "return 2 * x" in outcome.change.edits[0].after
+
+
+async def test_cancelling_the_job_cancels_every_team_and_leaves_nothing_half_written(
+        fake_llm, gateway, recorder, tmp_path) -> None:
+    script(fake_llm, {t: solution(GOOD) for t in (0.2, 0.6, 1.0)})
+    fake_llm.latency = 30
+    saved: list[str] = []
+
+    async def save(last_phase: str, checkpoint: dict) -> None:
+        saved.append(last_phase)
+
+    policies = PolicyBook()
+    before = asyncio.all_tasks()
+    job = asyncio.create_task(runner(gateway, recorder, tmp_path, on_checkpoint=save, policies=policies,
+                                     options={"teams": 3, "orchestrator": "learned"}).run(SPEC))
+    for _ in range(400):
+        if len(fake_llm.requests) == 3:
+            break
+        await asyncio.sleep(0.05)
+    assert len(fake_llm.requests) == 3  # all three teams are waiting on the model
+    job.cancel()
+    try:
+        await job
+        raise AssertionError("the job was not cancelled")
+    except asyncio.CancelledError:
+        pass
+    await asyncio.sleep(0.05)
+    assert engine_tasks(asyncio.all_tasks() - before - {job}) == []  # (the fake server's handlers still wait)
+    assert not list((tmp_path / "scratch").iterdir())  # every team removed its scratch copy
+    assert saved == []  # no checkpoint from a half-done pool
+    assert (await policies.load("mini"))[1] is None  # the orchestrator learnt nothing from a cancelled job
+
+
+def engine_tasks(tasks: set[asyncio.Task]) -> list[asyncio.Task]:
+    """Unfinished tasks running Troupe's own code (the daemon package, litellm's calls for it)."""
+    return [t for t in tasks if not t.done()
+            and any("/daemon/" in frame.f_code.co_filename or "litellm" in frame.f_code.co_filename
+                    for frame in t.get_stack())]
