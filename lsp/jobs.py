@@ -68,9 +68,13 @@ class JobFollower:
             return None
         progress.begin(token, types.WorkDoneProgressBegin(title=title, message=f"{job.kind} job {job.id} queued",
                                                           cancellable=True))
+        def on_cancel(future: Any) -> None:  # the user pressed cancel on the progress
+            if future.cancelled():
+                self._spawn(self._cancel(job.id))
+
         cancelled = progress.tokens.get(token)
         if cancelled is not None:
-            cancelled.add_done_callback(lambda f: f.cancelled() and asyncio.ensure_future(self._cancel(job.id)))
+            cancelled.add_done_callback(on_cancel)
         return token
 
     def _report(self, token: str | None, message: str) -> None:
@@ -80,6 +84,7 @@ class JobFollower:
     def _end(self, token: str | None, message: str) -> None:
         if token is not None:
             self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+            self.server.work_done_progress.tokens.pop(token, None)
 
     async def _cancel(self, job_id: str) -> None:
         try:

@@ -4,6 +4,7 @@ that follow the user's edits, offer a quick fix, and can be dismissed for good."
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,9 @@ async def test_a_saved_bug_becomes_diagnostics_with_the_right_range_severity_and
     (lint,) = [d for d in editor.diagnostics(calc) if d.code == "F401"]
     assert lint.range == at(0, 0, 9) and lint.severity == types.DiagnosticSeverity.Warning  # minor
     assert lint.source == "troupe"
+    await asyncio.sleep(0.5)  # a second job for the same save would have been queued by now
+    listed = await editor.client.protocol.send_request_async("troupe/jobs", {"workspace": str(calc.parent)})
+    assert [(j.kind, j.request.options.trigger) for j in listed.jobs] == [("review", "save")]  # the watcher's only
 
 
 async def test_the_quick_fix_replaces_the_lines_and_team_actions_are_labelled_and_never_preferred(
