@@ -197,6 +197,12 @@ def make_editor() -> Editor:
     return editor
 
 
+# `troupe lsp`, as editors start it (daemon.cli.main hands its arguments to lsp.app.main);
+# `python -m lsp` where a checkout's CLI does not have the sub-command yet.
+_CLI_HAS_LSP = "lsp.app" in (REPO / "daemon" / "cli" / "main.py").read_text()
+SERVER_COMMAND = [sys.executable, "-m", *(("daemon.cli.main", "lsp") if _CLI_HAS_LSP else ("lsp",))]
+
+
 def lsp_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TROUPE_", "OPENAI_", "ANTHROPIC_"))}
     env.update({"TROUPE_HOME": str(home), "TROUPE_AUTOSTART": "0", "PYTHONPATH": str(REPO),
@@ -208,8 +214,7 @@ def lsp_env(home: Path, **extra: str) -> dict[str, str]:
 async def start_editor(home: Path, folders: list[Path], *, capabilities: str = "visual-studio-code",
                        options: dict[str, Any] | None = None) -> Editor:
     editor = make_editor()
-    # `troupe lsp`, as editors start it (daemon.cli.main hands its arguments to lsp.app.main)
-    await editor.client.start_io(sys.executable, "-m", "daemon.cli.main", "lsp", env=lsp_env(home), cwd=str(REPO))
+    await editor.client.start_io(*SERVER_COMMAND, env=lsp_env(home), cwd=str(REPO))
     await editor.client.initialize_session(types.InitializeParams(
         capabilities=pytest_lsp.client_capabilities(capabilities),
         workspace_folders=[types.WorkspaceFolder(uri=uri_of(f), name=f.name) for f in folders],
