@@ -6,6 +6,8 @@ import os
 
 # Before anything imports litellm: use the bundled model-cost map instead of fetching it.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Daemons started by tests never fall back to the bundled local model (tests/local turns it on).
+os.environ["TROUPE_LOCAL_MODEL"] = "0"
 
 from collections.abc import AsyncIterator
 

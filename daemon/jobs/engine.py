@@ -19,6 +19,7 @@ from typing import Any
 from daemon.config import ConfigError, Settings, load_settings
 from daemon.events import EventSink
 from daemon.jobs.executor import AskHuman, ChangeDraft, JobResult, RunningJob
+from daemon.llm.local import LocalModel
 
 log = logging.getLogger("troupe.jobs")
 
@@ -39,6 +40,17 @@ class EngineExecutor:
         self._gateways: dict[str, Any] = {}
         self._mining: set[asyncio.Task[None]] = set()
         self._mining_slot = asyncio.Semaphore(1)  # mining is background work: one job at a time
+        self.local = LocalModel()  # the bundled model, started on first need when nothing is configured
+
+    async def preload(self) -> None:
+        """Warm what a first job would wait for: litellm's import and, with no model configured, the local model."""
+        from daemon.llm.gateway import import_litellm
+
+        await asyncio.to_thread(import_litellm)
+        try:
+            await self.local.settings_for(load_settings(None).model)
+        except ConfigError as exc:
+            log.error("not starting the local model: %s", exc)
 
     def _gateway(self, settings: Settings) -> Any:
         from daemon.llm.gateway import Gateway
@@ -64,6 +76,7 @@ class EngineExecutor:
             settings = load_settings(job.workspace_root)
         except ConfigError as exc:
             return JobResult("failed", error=f"configuration: {exc}")
+        settings.model = await self.local.settings_for(settings.model)  # a configured model always wins
         if job.kind == "review" and job.workspace_root is not None and job.report_findings is not None:
             await self._static_first(job)
         spec = JobSpec(
@@ -160,6 +173,7 @@ class EngineExecutor:
             for task in pending:
                 task.cancel()
         self._gateways.clear()
+        await self.local.close()
 
 
 def _default_task(job: RunningJob) -> str:

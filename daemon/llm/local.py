@@ -46,6 +46,11 @@ class LocalModelError(RuntimeError):
     """The local model is missing, corrupt, or its server would not start."""
 
 
+def local_model_enabled() -> bool:
+    """``TROUPE_LOCAL_MODEL=0`` turns the bundled model off (then a model must be configured)."""
+    return os.environ.get("TROUPE_LOCAL_MODEL", "1").lower() not in ("0", "off", "false", "no")
+
+
 def local_model_installed() -> bool:
     """Whether llama.cpp's server and every model part are importable."""
     names = ("llama_cpp", *PART_MODULES)
@@ -159,13 +164,21 @@ class LocalModelServer:
         self._watch = asyncio.create_task(self._supervise())
 
     async def _spawn(self, timeout: float) -> None:
-        self.port = _free_port()
+        self.port = self.port or _free_port()  # a restart keeps the address the gateways know
         argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--model_alias", MODEL_ALIAS,
                 "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--host", "127.0.0.1",
                 "--port", str(self.port), "--api_key", self.key]
         with self.log_file.open("ab") as logf:
             self._proc = await asyncio.create_subprocess_exec(
                 *argv, stdout=logf, stderr=logf, stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
+        try:
+            await self._wait_until_answering(timeout)
+        except BaseException:  # not answering, or the daemon stopping meanwhile: leave no process behind
+            await self._kill()
+            raise
+
+    async def _wait_until_answering(self, timeout: float) -> None:
+        assert self._proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._proc.returncode is not None:
@@ -175,7 +188,6 @@ class LocalModelServer:
                 log.info("local model %s answering on 127.0.0.1:%d (pid %d)", MODEL_ALIAS, self.port, self._proc.pid)
                 return
             await asyncio.sleep(0.25)
-        await self._kill()
         raise LocalModelError(f"the local model server did not answer within {timeout:.0f}s; log: {self.log_file}")
 
     async def _answers(self) -> bool:
@@ -257,7 +269,7 @@ class LocalModel:
 
     async def settings_for(self, base: ModelSettings) -> ModelSettings:
         """``base`` unchanged when it names a model; else routed to the local server (started now)."""
-        if base.default or not local_model_installed():
+        if base.default or not local_model_enabled() or not local_model_installed():
             return base
         async with self._lock:
             if self.server is None or not self.server.running:

@@ -78,8 +78,9 @@ class Daemon:
         log.info("troupe daemon %s listening on %s%s (pid %d, executor %s)", __version__, sock_path,
                  f" and 127.0.0.1:{self.tcp_port}" if self.tcp_port else "", os.getpid(), self.executor.name)
         self._background = [asyncio.create_task(self._watch_registered())]
-        if self.options.preload_llm and self.executor.name == "engine":
-            self._background.append(asyncio.create_task(self._import_litellm()))
+        preload = getattr(self.executor, "preload", None)
+        if self.options.preload_llm and preload is not None:
+            self._background.append(asyncio.create_task(self._warm(preload)))
 
     async def _watch_registered(self) -> None:
         """Watch again what was watched before; after the socket opens, since big trees take a while."""
@@ -91,14 +92,13 @@ class Daemon:
                     log.error("cannot watch %s: %s", ws.root, exc)
 
     @staticmethod
-    async def _import_litellm() -> None:
-        """litellm takes seconds to import: do it now, off the loop, not when a person is waiting."""
-        from daemon.llm.gateway import import_litellm
-
+    async def _warm(preload: Any) -> None:
+        """litellm takes seconds to import and the local model seconds to start: do it now, not when a
+        person is waiting."""
         try:
-            await asyncio.to_thread(import_litellm)
+            await preload()
         except Exception:
-            log.exception("preloading litellm failed; the first model call will report why")
+            log.exception("warming up the model failed; the first model call will report why")
 
     def request_stop(self) -> None:
         self._stop.set()
@@ -119,6 +119,8 @@ class Daemon:
         self.hub.close()
         for task in self._background:
             task.cancel()
+        # wait for them: a local model still starting is killed, not left behind
+        await asyncio.gather(*self._background, return_exceptions=True)
         if self._runner is not None:
             await self._runner.cleanup()
         await self.watch.stop()

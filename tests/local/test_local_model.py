@@ -99,3 +99,28 @@ async def test_the_server_is_restarted_when_it_dies(server: LocalModelServer) ->
             break
     assert server.restarts == 1
     assert server.running and server._proc.pid != first_pid
+
+
+async def test_with_nothing_configured_the_daemon_answers_on_the_local_model(model: Path, home: Path,
+                                                                            tmp_path: Path) -> None:
+    from daemon.api.protocol import SubmitJob
+    from daemon.client import DaemonClient
+    from tests.daemon.conftest import DaemonProcess, daemon_env, wait_for
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "shapes.py").write_text("def area(w, h):\n    return w * h\n")
+    env = daemon_env(home, TROUPE_EXECUTOR="daemon.jobs.engine:EngineExecutor", TROUPE_LOCAL_MODEL="1", TROUPE_PRELOAD_LLM="1")
+    daemon = DaemonProcess(home, env).start(timeout=60)
+    try:
+        async with DaemonClient(daemon.socket, autostart=False) as client:
+            job = await client.submit(SubmitJob(kind="ask", workspace=str(repo),
+                                                prompt="What does the function area in shapes.py return?"))
+            done = await wait_for(client, job.id, timeout=600)
+        assert done.state == "succeeded", done.error
+        assert (done.result or {}).get("answer", "").strip()
+        assert done.usage.total_tokens > 0 and done.usage.cost == 0.0
+        log = (home / "logs" / "local-model.log").read_text(errors="replace")
+        assert "POST /v1/chat/completions" in log  # the local server really served the job
+    finally:
+        daemon.stop()
