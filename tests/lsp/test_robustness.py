@@ -57,7 +57,7 @@ async def test_malformed_params_get_error_answers_and_the_server_still_answers(
 
 async def test_huge_and_binary_documents_are_skipped_with_a_log_line(
         engine_daemon: DaemonProcess, open_editor: Any) -> None:
-    root = new_repo(engine_daemon.home, "skipped")
+    root = new_repo(engine_daemon.home, "oversized")
     editor = await open_editor(engine_daemon.home, [root])
     await editor.registered(root)
     binary, huge = root / "blob.py", root / "huge.py"
@@ -65,7 +65,7 @@ async def test_huge_and_binary_documents_are_skipped_with_a_log_line(
     editor.open(huge, "# filler line for a very big file\n" * 40_000)
 
     def skipped() -> list[str]:
-        return [m.message for m in editor.client.log_messages if "skipped" in m.message]
+        return [m.message for m in editor.client.log_messages if m.message.startswith("Troupe: skipped ")]
 
     logs = await until(lambda: len(skipped()) >= 2 and skipped(), what="two log lines")
     assert any("blob.py" in m and "binary" in m for m in logs)
