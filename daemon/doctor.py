@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 from daemon import paths
-from daemon.config import ConfigError, load_settings
+from daemon.config import ConfigError, ModelSettings, load_settings
 
 KEY_LIBRARIES = ("litellm", "pygls", "lsprotocol", "slack-bolt", "slack-sdk", "aiohttp", "sqlite-utils",
                  "watchdog", "pathspec", "ruff")
@@ -77,8 +77,7 @@ def _model(check_live: bool) -> Check:
         return Check("model", False, str(exc))
     model = settings.model
     if not model.default:
-        return Check("model", False, "no model configured: set TROUPE_MODEL (any litellm model string), "
-                     "optionally TROUPE_API_BASE / TROUPE_API_KEY")
+        return _local_model(check_live)
     where = f" at {model.api_base}" if model.api_base else ""
     if not check_live:
         return Check("model", True, f"{model.default}{where} (not contacted)")
@@ -86,6 +85,36 @@ def _model(check_live: bool) -> Check:
 
     ok, detail = asyncio.run(check_model(model, timeout=20))
     return Check("model", ok, f"{model.default}{where}: {detail}")
+
+
+def _local_model(check_live: bool) -> Check:
+    from daemon.llm import local
+
+    if not (local.local_model_enabled() and local.local_model_installed()):
+        return Check("model", False, "no model configured: set TROUPE_MODEL (any litellm model string), "
+                     "optionally TROUPE_API_BASE / TROUPE_API_KEY; or " + local.INSTALL_HINT)
+    try:
+        path = local.ensure_model()
+    except local.LocalModelError as exc:
+        return Check("model", False, str(exc))
+    detail = f"bundled local model {local.MODEL_ALIAS} ({path}, SHA-256 verified)"
+    if not check_live:
+        return Check("model", True, detail + " (not started)")
+
+    async def probe() -> tuple[bool, str]:
+        from daemon.llm.gateway import check_model
+
+        server = local.LocalModelServer(path)
+        try:
+            await server.start()
+            return await check_model(server.model_settings(ModelSettings()), timeout=120)
+        except local.LocalModelError as exc:
+            return False, str(exc)
+        finally:
+            await server.stop()
+
+    ok, said = asyncio.run(probe())
+    return Check("model", ok, f"{detail}: {said}")
 
 
 def run_doctor(*, json_output: bool = False, check_model: bool = True) -> int:

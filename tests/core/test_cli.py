@@ -19,7 +19,8 @@ def test_help_does_not_import_litellm_or_the_engine() -> None:
 
 
 def test_doctor_reports_a_missing_model_clearly(tmp_path) -> None:
-    env = {"TROUPE_HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PATH": "/usr/bin:/bin"}
+    env = {"TROUPE_HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PATH": "/usr/bin:/bin",
+           "TROUPE_LOCAL_MODEL": "0"}
     out = subprocess.run([sys.executable, "-m", "daemon.cli.main", "doctor", "--no-model"],
                          capture_output=True, text=True, env=env, cwd=tmp_path)
     assert out.returncode == 1
