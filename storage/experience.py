@@ -153,19 +153,37 @@ class ExperienceVerbs(Verbs):
                           min_batch: int | None = None, limit: int = 20) -> list[tuple[Experience, float]]:
         """Experiences sharing words with ``query``, best first, with their BM25 relevance (higher is
         better). ``min_batch`` keeps only later batches (pinned ones and learnings always stay)."""
-        expression = any_word_expression(query)
-        if expression is None or limit <= 0:
-            return []
         where, params = _filters(pools=pools, workspace_id=workspace_id, chain=chain, phase=phase, role=role,
                                  alias="t.")
         if min_batch is not None:
             where.append("(t.batch >= :min_batch OR t.pinned = 1 OR t.pool = 'learning')")
             params["min_batch"] = min_batch
+        terms = self._by_rarity(query)
+        if not terms or limit <= 0:
+            return []
         sql = ("SELECT t.*, experiences_fts.rank AS rank FROM experiences_fts "
                "JOIN experiences t ON t.id = experiences_fts.rowid WHERE experiences_fts MATCH :match "
                f"{''.join(' AND ' + w for w in where)} ORDER BY experiences_fts.rank, t.id DESC LIMIT :limit")
-        rows = self._conn.all(sql, {**params, "match": expression, "limit": limit})
+        # The rarest words first, more only when they find too little; every word only in a small store.
+        small = self._conn.scalar("SELECT count(*) FROM experiences") < 5000
+        for size in (8, 16, len(terms) if small else 16):
+            rows = self._conn.all(sql, {**params, "match": " OR ".join(terms[:size]), "limit": limit})
+            if len(rows) >= limit or size >= len(terms):
+                break
         return [(_experience(row), -float(row["rank"])) for row in rows]
+
+    def _by_rarity(self, query: str) -> list[str]:
+        """The query's words that some experience holds, rarest first: ranking every row that shares
+        one common word with a long prompt is what makes a naive search slow."""
+        expression = any_word_expression(query)
+        if expression is None:
+            return []
+        counted = []
+        for term in expression.split(" OR "):
+            df = self._conn.scalar("SELECT count(*) FROM experiences_fts WHERE experiences_fts MATCH ?", [term])
+            if df:
+                counted.append((df, term))
+        return [term for _, term in sorted(counted)]
 
     def count_retrievals(self, experience_ids: Iterable[int], *, job_id: str | None = None,
                          phase: str | None = None) -> None:

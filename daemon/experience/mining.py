@@ -78,6 +78,14 @@ async def write_instruction(gateway: Any, task: str, shortcut: Shortcut) -> str:
     return clip(completion.text, 1000)
 
 
+async def _known_instruction(store: Any, code: str) -> str | None:
+    """The instruction already stored for exactly this target code, if any."""
+    for known, _ in await store.search_experience(code, pools=["assistant"], limit=5):
+        if known.value == scrub(code):
+            return known.data.get("instruction") or known.key.split("\n", 1)[0]
+    return None
+
+
 def reward_of(index: int, record: Any) -> float:
     """What happened after a phase, as a reward in 0..1."""
     phase = record.phases[index]
@@ -111,7 +119,10 @@ async def mine(store: Any, settings: ExperienceSettings, record: Any, gateway: A
         if not changed_files(shortcut):
             continue
         instruction, by = recorded_instruction(shortcut), "recorded"
-        if gateway is not None and report.instruction_calls < settings.instruction_calls:
+        known = await _known_instruction(store, target_code(shortcut))
+        if known is not None:  # this jump was described before: no model call for it
+            instruction, by = known, "known"
+        elif gateway is not None and report.instruction_calls < settings.instruction_calls:
             report.instruction_calls += 1
             try:
                 instruction, by = await write_instruction(gateway, record.task, shortcut), "model"
@@ -125,7 +136,7 @@ async def mine(store: Any, settings: ExperienceSettings, record: Any, gateway: A
         await store.add_experience("instructor", scrub(f"{record.task}\n{summary}"), instruction,
                                    score=shortcut.gain, data=data, **common)
         await store.add_experience("assistant", scrub(f"{instruction}\n{record.task}"), scrub(target_code(shortcut)),
-                                   score=shortcut.gain, data=data, **common)
+                                   score=shortcut.gain, data={**data, "instruction": instruction}, **common)
         report.shortcuts += 1
 
     for index, phase in enumerate(record.phases):
@@ -133,7 +144,8 @@ async def mine(store: Any, settings: ExperienceSettings, record: Any, gateway: A
             continue
         await store.add_experience("agent", scrub(f"{record.task}\n{clip(phase.prompt, 1500)}"), scrub(phase.reply),
                                    phase=phase.phase, role=phase.role, score=reward_of(index, record),
-                                   data={"cycle": phase.cycle, "tokens": phase.tokens, "produces": phase.produces},
+                                   data={"cycle": phase.cycle, "tokens": phase.tokens, "produces": phase.produces,
+                                         "turns": phase.turns},
                                    **common)
         report.agent += 1
 

@@ -58,7 +58,10 @@ async def for_phase(store: Any, settings: ExperienceSettings, *, chain: str, pha
                                                         f"{solution.value}"))
     examples = await ranked(store, query, pools=["agent"], workspace_id=workspace_id, floor=floor, chain=chain,
                             phase=phase.name, role=role)
-    good = [(e, r) for e, r in examples if r >= settings.min_relevance and e.score >= 0.5]
+    # An example can only make a phase converge faster: one that concluded at once before gets none (a
+    # few-shot example there is pure cost). Code phases always may: their examples are solutions.
+    good = [(e, r) for e, r in examples if r >= settings.min_relevance and e.score >= 0.5
+            and (phase.produces is Produces.CODE or e.data.get("turns", 3) > 2)]
     good.sort(key=lambda pair: -(pair[1] * pair[0].score))
     shown = {r.experience.value.strip() for r in found}
     for example, relevance in good[: settings.top_k]:

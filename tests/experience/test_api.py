@@ -30,6 +30,7 @@ async def daemon(home: Path) -> AsyncIterator[DaemonProcess]:
     process = DaemonProcess(home, daemon_env(home)).start()
     yield process
     process.stop()
+    print(process.stderr()[-3000:])  # shown when the test fails
 
 
 def troupe(home: Path, *args: str) -> str:

@@ -58,13 +58,14 @@ async def test_a_real_run_is_mined_and_what_it_taught_reaches_the_next_similar_j
     assert [s.tests_ok for s in record.states] == [None, None, None, False, True, None]
 
     report = await experience.mine(gateway)
-    assert 1 <= report.shortcuts <= 3 and report.instruction_calls == report.shortcuts
+    assert 1 <= report.shortcuts <= 3
     assert len(fake_llm.prompts_containing("Write the one instruction")) == report.instruction_calls
     instructors = await store.list_experience(pool="instructor")
     assistants = await store.list_experience(pool="assistant")
     assert len(instructors) == report.shortcuts
-    assert 1 <= len(assistants) <= report.shortcuts  # the same instruction to the same target is one entry
-    assert all(e.value == instruction and e.data["instruction_by"] == "model" for e in instructors)
+    # one model call per distinct target: a jump to a target already described reuses its instruction
+    assert len(assistants) == report.instruction_calls >= 1
+    assert all(e.value == instruction and e.data["instruction_by"] in ("model", "known") for e in instructors)
     assert all(e.data["target"] != 1 for e in instructors)  # state 1 still had a placeholder main()
     assert any("def count_lines" in e.value for e in assistants)
     agents = await store.list_experience(pool="agent")
@@ -86,7 +87,7 @@ async def test_a_real_run_is_mined_and_what_it_taught_reaches_the_next_similar_j
     assert instruction in coding_prompt                 # the instructor pool: state -> instruction
     assert "def count_lines(text):" in coding_prompt   # the assistant pool: instruction -> code
     design_prompt = fake_llm.prompts_containing("Choose the programming language")[0].last_user
-    assert "<<<experience" in design_prompt            # the cto's own past reply, as a few-shot example
+    assert "<<<experience" not in design_prompt  # it concluded at once before: an example could only cost
     used = [e for e in await store.list_experience(limit=None) if e.uses]
     assert {e.pool for e in used} >= {"instructor", "assistant", "agent"}
 
