@@ -83,7 +83,8 @@ def daemon_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TROUPE_", "OPENAI_", "ANTHROPIC_"))}
     env.update({
         "TROUPE_HOME": str(home), "PYTHONPATH": str(REPO), "TROUPE_EXECUTOR": SCRIPTED, "TROUPE_AUTOSTART": "0",
-        "TROUPE_SSE_HEARTBEAT": "0.5", "TROUPE_WATCH_DEBOUNCE": "0.2", "TROUPE_PRELOAD_LLM": "0", "TROUPE_LOCAL_MODEL": "0",
+        "TROUPE_SSE_HEARTBEAT": "0.5", "TROUPE_WATCH_DEBOUNCE": "0.2", "TROUPE_PRELOAD_LLM": "0",
+        "TROUPE_LOCAL_MODEL": "0",
         "XDG_CONFIG_HOME": str(home / "config"), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     })
     env.update(extra)
