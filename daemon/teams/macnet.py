@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from daemon.teams.merge import Complete, Merger
-from daemon.teams.pool import Pool
+from daemon.teams.pool import Pool, distinct
 from daemon.teams.scoring import Scorer, static_score
 from daemon.teams.solution import EditApplyError, EditParseError, Solution, apply_reply
 from daemon.teams.topology import Topology
@@ -145,10 +145,10 @@ class Network:
         if not preds:
             return await self._act(label, self.base, self.task, temperature)
         inputs_and_notes = await asyncio.gather(*(self._criticise(u, temperature) for u in preds))
-        if len(preds) == 1:
-            solution, note = inputs_and_notes[0]
-            return await self._act(label, solution, refine_prompt(self.task, solution, note), temperature)
-        candidates = [Solution(s.label, s.files, s.base, notes=note) for s, note in inputs_and_notes]
+        candidates = distinct([Solution(s.label, s.files, s.base, notes=note) for s, note in inputs_and_notes])
+        if len(candidates) == 1:  # one predecessor (or all alike): refine it as its critic suggests
+            only = candidates[0]
+            return await self._act(label, only, refine_prompt(self.task, only, only.notes), temperature)
         merger = Merger(self._merge_call, self.task, warn=self._warn, temperature=temperature)
         merged = await Pool(merger, self.score, self.budget_chars).reduce(candidates)
         return Solution(label, merged.files, merged.base)

@@ -4,10 +4,10 @@
     best = await pool.reduce(solutions)
     pool.rounds   # what happened: who waited, their scores, who was kept, how they were grouped
 
-Each round: when more than ``prune_above`` (4) solutions wait, score each and keep the top half;
-pack the rest greedily into groups that fit the context budget (largest first, first fit); one
-model call merges each group of two or more. Repeat until one remains. When no two solutions fit
-in one prompt, the best-scored one is the result.
+Identical solutions count once. Each round: when more than ``prune_above`` (4) solutions
+wait, score each and keep the top half; pack the rest greedily into groups that fit the context
+budget (largest first, first fit); one model call merges each group of two or more. Repeat until
+one remains. When no two solutions fit in one prompt, the best-scored one is the result.
 """
 
 from __future__ import annotations
@@ -22,6 +22,19 @@ from daemon.teams.solution import Solution
 
 Merge = Callable[[list[Solution]], Awaitable[Solution]]
 Say = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+def distinct(solutions: list[Solution]) -> list[Solution]:
+    """The solutions with identical files and notes dropped (the first of each stays): a copy adds
+    nothing to a merge, and it would be scored and tested again for nothing."""
+    seen: set[tuple[str, tuple[tuple[str, str | None], ...]]] = set()
+    out = []
+    for solution in solutions:
+        key = (solution.notes, tuple(sorted(solution.files.items())))
+        if key not in seen:
+            seen.add(key)
+            out.append(solution)
+    return out
 
 
 def greedy_groups(solutions: list[Solution], budget_chars: int, max_group: int | None = None) -> list[list[Solution]]:
@@ -57,12 +70,18 @@ class Pool:
         return solution
 
     async def score_all(self, solutions: list[Solution]) -> list[Solution]:
+        batch = getattr(self.score, "batch", None)  # a scorer that scores several at once, faster
+        unscored = [s for s in solutions if s.score is None]
+        if batch is not None and unscored:
+            for solution, score in zip(unscored, await batch(unscored), strict=True):
+                solution.score = score
+            return solutions
         return list(await asyncio.gather(*(self._scored(s) for s in solutions)))
 
     async def reduce(self, solutions: list[Solution]) -> Solution:
         if not solutions:
             raise ValueError("nothing to pool: no solution arrived")
-        waiting = list(solutions)
+        waiting = distinct(solutions)
         while len(waiting) > 1:
             report: dict[str, Any] = {"round": len(self.rounds) + 1, "waiting": len(waiting)}
             if len(waiting) > self.prune_above:
@@ -80,7 +99,7 @@ class Pool:
                 report["result"] = f"no two solutions fit in one prompt; kept the best, {best.label}"
                 return best
             merged = await asyncio.gather(*(self._merge(g) for g in groups))
-            waiting = list(merged)
+            waiting = distinct(list(merged))
         return waiting[0]
 
     async def _merge(self, group: list[Solution]) -> Solution:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -77,24 +78,53 @@ async def materialize(solution: Solution, workspace: Path | None, scratch_dir: P
 
 
 class WorkspaceScorer:
-    """Score solutions by running them: real tests (unless the team's run is fresh) and ruff."""
+    """Score solutions by running them: real tests (unless the team's run is fresh) and ruff.
+
+    :meth:`batch` scores several at once: their tests run side by side (``concurrency`` at a
+    time) and one ruff process reads them all (each copy keeps the repository's ruff settings).
+    """
 
     def __init__(self, workspace: Path | None, *, test_command: str | None = None,
-                 scratch_dir: Path | None = None) -> None:
+                 scratch_dir: Path | None = None, concurrency: int = 4) -> None:
         self.workspace, self.test_command, self.scratch_dir = workspace, test_command, scratch_dir
+        self._slots = asyncio.Semaphore(concurrency)
 
     async def __call__(self, solution: Solution) -> Score:
-        placeholders, unimplemented = _shape(solution)
-        scratch = await materialize(solution, self.workspace, self.scratch_dir)
+        return (await self.batch([solution]))[0]
+
+    async def batch(self, solutions: list[Solution]) -> list[Score]:
+        scratches: list[Scratch] = []
         try:
-            share = _report_share(solution.test_report)
-            tests = "the team's last test run"
-            if share is None:
-                report = await testing.run_tests(scratch.root, self.test_command, timeout=TEST_TIMEOUT)
-                share = _report_share({"ok": report.ok, "passed": report.passed, "failed": report.failed}) or 0.0
-                tests = str(report.summary())[:200]
-            python = [p for p in solution.changed() if p.endswith(".py")]
-            lint = await testing.static_check(scratch.root, python) if python else []
+            for solution in solutions:
+                scratches.append(await materialize(solution, self.workspace, self.scratch_dir))
+            tests = await asyncio.gather(*(self._tests(s, c) for s, c in zip(solutions, scratches, strict=True)))
+            lint = await self._lint(solutions, scratches)
         finally:
-            await asyncio.to_thread(scratch.cleanup)
-        return Score(share, placeholders, unimplemented, len(lint), tests)
+            for scratch in scratches:
+                await asyncio.to_thread(scratch.cleanup)
+        return [Score(share, *_shape(solution), lint[i], what)
+                for i, (solution, (share, what)) in enumerate(zip(solutions, tests, strict=True))]
+
+    async def _tests(self, solution: Solution, scratch: Scratch) -> tuple[float, str]:
+        share = _report_share(solution.test_report)
+        if share is not None:
+            return share, "the team's last test run"
+        async with self._slots:
+            report = await testing.run_tests(scratch.root, self.test_command, timeout=TEST_TIMEOUT)
+        share = _report_share({"ok": report.ok, "passed": report.passed, "failed": report.failed}) or 0.0
+        return share, str(report.summary())[:200]
+
+    async def _lint(self, solutions: list[Solution], scratches: list[Scratch]) -> list[int]:
+        """Lint issues per solution, from one ruff run over every copy's changed Python files."""
+        common = Path(os.path.commonpath([str(s.root) for s in scratches]))
+        prefixes = [s.root.relative_to(common).as_posix() for s in scratches]
+        files = [f"{prefix}/{path}".lstrip("/") for prefix, solution in zip(prefixes, solutions, strict=True)
+                 for path in solution.changed() if path.endswith(".py")]
+        issues = await testing.static_check(common, files) if files else []
+        counts = [0] * len(solutions)
+        for issue in issues:
+            for i, prefix in enumerate(prefixes):
+                if not prefix or issue.file.startswith(prefix + "/"):
+                    counts[i] += 1
+                    break
+        return counts

@@ -73,7 +73,8 @@ async def test_teams_work_at_once_at_their_temperatures_and_the_merged_solution_
 async def test_more_than_four_teams_are_scored_by_real_runs_and_only_the_best_half_is_merged(
         fake_llm, gateway, recorder, tmp_path) -> None:
     script(fake_llm, {0.2: solution(WRONG), 0.4: solution(GOOD), 0.6: solution(STUB),
-                      0.8: solution(GOOD.replace("2 * x", "x * 2")), 1.0: solution(GOOD.replace("2 * x", "x + x"))})
+                      0.8: solution("import os\n\n\n" + GOOD.replace("2 * x", "x * 2")),
+                      1.0: solution(GOOD.replace("2 * x", "x + x"))})
     outcome = await runner(gateway, recorder, tmp_path, options={"teams": 5}).run(SPEC)
 
     assert outcome.ok, outcome.error
@@ -81,6 +82,8 @@ async def test_more_than_four_teams_are_scored_by_real_runs_and_only_the_best_ha
     scores = {s["label"]: s["score"] for s in pooling["rounds"][0]["scores"]}
     assert scores["team 0"]["executability"] == 0.0 and scores["team 1"]["executability"] == 1.0
     assert scores["team 2"]["placeholders"] == 1 and scores["team 2"]["unimplemented"] == 1
+    assert scores["team 3"]["lint"] == scores["team 1"]["lint"] + 1  # the unused import, found by ruff
+    assert pooling["rounds"][0]["scores"][0]["label"] in ("team 1", "team 4")  # lint breaks the tie
     assert sorted(pooling["rounds"][0]["kept"]) == ["team 1", "team 3", "team 4"]
     merge = fake_llm.prompts_containing("keep the strengths")[0].last_user
     assert "return x + 1" not in merge and "    pass" not in merge

@@ -5,6 +5,7 @@ thousand agents run in bounded time and memory; a chain's code phase can be done
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 import tracemalloc
 
@@ -20,7 +21,8 @@ SECRET_REASONING = "I am thinking aloud about private details"
 
 
 def script_network(fake_llm) -> None:  # type: ignore[no-untyped-def]
-    fake_llm.add_rule("Handle empty input in app.py.", system="You are a critic")
+    notes = itertools.count(1)
+    fake_llm.add_rule(lambda body: f"Handle empty input in app.py (critic {next(notes)}).", system="You are a critic")
     fake_llm.add_rule(program("app.py", "def run(text):\n    return text or ''"), system="keep the strengths")
     fake_llm.add_rule(program("app.py", "def run(text):\n    return text or ''"), user="A critic's suggestion")
     fake_llm.add_rule(f"{SECRET_REASONING}\n\n" + program("app.py", "def run(text):\n    return text"),
@@ -46,7 +48,7 @@ async def test_layers_run_in_order_with_their_temperatures_and_only_solutions_tr
     # target's temperature
     assert sorted(by_kind["merge"]) == [0.0, 0.3333, 0.3333]  # nodes with two predecessors merge them
     merge = next(r for r in fake_llm.requests if "keep the strengths" in r.system)
-    assert "A critic's suggestion for it: Handle empty input in app.py." in merge.last_user
+    assert "A critic's suggestion for it: Handle empty input in app.py (critic" in merge.last_user
     # a node's reasoning never travels: later prompts hold its files, not its dialogue
     assert all(SECRET_REASONING not in r.prompt for r in fake_llm.requests[1:])
     assert [s["calls"] for s in network.stats] == [1, 2 * 2, 2 * 3, 3]  # critics + actor (or merge) per node
@@ -119,6 +121,7 @@ async def test_a_network_does_the_chains_code_phase_and_the_chain_carries_on(fak
     coding = next(e for e in recorder.of(EventKind.PHASE_FINISHED) if e.data["phase"] == "coding")
     assert coding.data["delegated"] and coding.data["calls"] == 5 + 6  # 5 agents, 6 edges in a star of 5
     assert "5 agents in a star network" in outcome.conclusions["coding"]
+    assert len(fake_llm.prompts_containing("keep the strengths")) == 1  # the output merges the 3 spokes
     assert [e.data["phase"] for e in recorder.of(EventKind.PHASE_FINISHED)] == ["coding", "review_comment"]
     assert outcome.usage.calls == len(fake_llm.requests) == 12
     layers = [e for e in recorder.of(EventKind.LOG) if "network" in e.data]

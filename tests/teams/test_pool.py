@@ -102,3 +102,16 @@ async def test_when_no_two_solutions_fit_one_prompt_the_best_scored_one_wins(fak
     best = await pool.reduce(solutions(3, size=40))
     assert best.label == "team 1" and fake_llm.requests == []
     assert "kept the best, team 1" in pool.rounds[-1]["result"]
+
+
+async def test_identical_solutions_count_once_and_a_merge_that_changes_nothing_keeps_the_first(
+        fake_llm, complete) -> None:
+    fake_llm.default_reply = program("s0.py", "X_0 = 0")  # solution 1 as it already is
+    twins = [Solution(f"team {i}", {f"s{i}.py": f"X_{i} = {i}\n"}) for i in range(3)]
+    twins.append(Solution("team 3", dict(twins[0].files)))
+    twins[0].test_report = {"ok": True, "passed": 1, "failed": 0}
+    score = scripted_scores({})
+    pool = Pool(Merger(complete, "task"), score, budget_chars=10_000)
+    best = await pool.reduce(twins)
+    assert pool.rounds[0]["waiting"] == 3  # team 3 is team 0's twin
+    assert best is twins[0] and best.test_report["ok"]  # its test run still holds: no new run needed
