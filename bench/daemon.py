@@ -47,7 +47,8 @@ class Daemon:
         self.home = Path(tempfile.mkdtemp(prefix="trb-", dir="/tmp"))
         self.env = {**{k: v for k, v in os.environ.items() if not k.startswith("TROUPE_")},
                     "TROUPE_HOME": str(self.home), "PYTHONPATH": str(REPO), "TROUPE_AUTOSTART": "0",
-                    "XDG_CONFIG_HOME": str(self.home / "config"), "LITELLM_LOCAL_MODEL_COST_MAP": "True", **env}
+                    "XDG_CONFIG_HOME": str(self.home / "config"), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                    "TROUPE_LOCAL_MODEL": "0", "TROUPE_MODEL": "openai/fake-model", **env}  # no bundled model
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> float:
