@@ -240,7 +240,7 @@ class Wrapped:
 
 
 def retrieval_latency(sizes: list[int], queries: int = 200) -> None:
-    """Synthetic experiences of 80 words drawn from a 3,000-word vocabulary with Zipf frequencies (as
+    """Synthetic experiences of 40 words drawn from a 3,000-word vocabulary with Zipf frequencies (as
     words in code and prose are); queries of 12 words drawn the same way."""
     rng = random.Random(7)
     vocabulary = [f"w{n}x" for n in range(3000)]

@@ -54,12 +54,13 @@ class ExperienceSettings:
 def _apply(settings: ExperienceSettings, table: Any, where: str) -> None:
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [experience] must be a table")
-    known = {f.name: f.type for f in fields(ExperienceSettings)}
+    known = {f.name for f in fields(ExperienceSettings)}
     for key, value in table.items():
         if key not in known:
             raise ConfigError(f"{where}: unknown setting experience.{key}; known: {', '.join(sorted(known))}")
         default = getattr(ExperienceSettings(), key)
-        if isinstance(default, bool) != isinstance(value, bool) or not isinstance(value, type(default) | int):
+        allowed = (int, float) if isinstance(default, float) else type(default)
+        if isinstance(default, bool) != isinstance(value, bool) or not isinstance(value, allowed):
             raise ConfigError(f"{where}: experience.{key} must be {type(default).__name__}, got {value!r}")
         setattr(settings, key, type(default)(value))
 
