@@ -31,7 +31,8 @@ export function entryFor(event: StreamEvent, jobId: string, entries: readonly Tr
       if (state === "running" && entries.some((e) => e.kind === "state" && e.state === "running")) return undefined;
       const entry: TroupeView.Entry = { id: id("s"), kind: "state", state };
       const error = str(data["error"]);
-      if (error) entry.error = error;
+      // The engine often logged the same error just before: say it once.
+      if (error && !entries.some((e) => e.kind === "log" && e.text === error)) entry.error = error;
       return entry;
     }
     case "phase_started": {

@@ -200,8 +200,9 @@ export class JobStore {
     if (typeof answer === "string" && answer.trim() && !job.entries.some((e) => e.kind === "result")) {
       this.upsert(job, { id: "result", kind: "result", text: answer });
     }
-    if (info.error && !job.entries.some((e) => e.kind === "state" && e.error)) {
-      this.upsert(job, { id: "error", kind: "state", state: info.state, error: info.error });
+    const error = info.error;
+    if (error && !job.entries.some((e) => (e.kind === "state" && e.error) || (e.kind === "log" && e.text === error))) {
+      this.upsert(job, { id: "error", kind: "state", state: info.state, error });
     }
     this.changed(info.id);
   }

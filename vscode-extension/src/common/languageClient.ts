@@ -14,7 +14,6 @@ import {
   RevealOutputChannelOn,
   type ServerOptions,
   State,
-  TransportKind,
 } from "vscode-languageclient/node";
 
 import type { Connection, ConnectionFactory, ConnectionOptions, ServerSpec } from "./connection";
@@ -27,7 +26,9 @@ class LanguageClientConnection implements Connection {
   private readonly client: LanguageClient;
 
   constructor(spec: ServerSpec, options: ConnectionOptions, output: vscode.OutputChannel) {
-    const process = { command: spec.command, args: spec.args, transport: TransportKind.stdio,
+    // No `transport`: with TransportKind.stdio the client would append `--stdio`, which
+    // `troupe lsp` (stdio by default) does not take.
+    const process = { command: spec.command, args: spec.args,
       options: { env: spec.env, ...(spec.cwd ? { cwd: spec.cwd } : {}) } };
     const serverOptions: ServerOptions = { run: process, debug: process };
     const clientOptions: LanguageClientOptions = {

@@ -31,9 +31,10 @@ const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !
 const isStr = (v: unknown): v is string => typeof v === "string";
 
 export function asStatus(p: unknown): ServerStatus | undefined {
-  if (!isObj(p) || (p["daemon"] !== "connected" && p["daemon"] !== "unreachable")) return undefined;
+  const daemon = isObj(p) ? p["daemon"] : undefined;
+  if (!isObj(p) || (daemon !== "connecting" && daemon !== "connected" && daemon !== "unreachable")) return undefined;
   const n = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-  const status: ServerStatus = { daemon: p["daemon"], activeJobs: n(p["activeJobs"]), tokens: n(p["tokens"]),
+  const status: ServerStatus = { daemon, activeJobs: n(p["activeJobs"]), tokens: n(p["tokens"]),
     cost: n(p["cost"]) };
   if (isStr(p["reason"])) status.reason = p["reason"];
   return status;

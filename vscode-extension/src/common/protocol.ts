@@ -67,7 +67,7 @@ export interface JobStarted {
 
 /** The `troupe/status` notification and the `troupe/getStatus` answer. */
 export interface ServerStatus {
-  daemon: "connected" | "unreachable";
+  daemon: "connecting" | "connected" | "unreachable";
   reason?: string;
   activeJobs: number;
   workspaces?: string[];

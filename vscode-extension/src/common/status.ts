@@ -57,6 +57,9 @@ export function statusView(input: StatusInput): StatusView {
         "Reviews and commands pause; the language server reconnects by itself. Start it with `troupe up`." +
         "\nClick for the log and a restart.", warning: true };
   }
+  if (status?.daemon === "connecting") {
+    return { text: "$(loading~spin) Troupe: connecting", tooltip: "Connecting to the Troupe daemon…", warning: false };
+  }
   // The server counts the daemon's jobs; the window's own count only until it has spoken.
   const active = status ? status.activeJobs : input.activeJobs;
   if (active > 0) {

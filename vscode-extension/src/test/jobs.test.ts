@@ -148,3 +148,14 @@ describe("the conversation", () => {
     assert.equal(jobTitle({ id: "1", kind: "test" }), "test 1");
   });
 });
+
+describe("errors", () => {
+  it("are said once when the engine logged them before the job failed", () => {
+    const store = new JobStore();
+    store.onEvent({ kind: "log", data: { level: "error", text: "phase 'code' failed" }, job_id: "j", seq: 1 });
+    store.onEvent({ kind: "job_state", data: { state: "failed", error: "phase 'code' failed" }, job_id: "j", seq: 2 });
+    store.onJob({ id: "j", kind: "change", state: "failed", error: "phase 'code' failed" });
+    const texts = store.get("j")!.entries.map((e) => JSON.stringify(e));
+    assert.equal(texts.filter((t) => t.includes("phase 'code' failed")).length, 1, texts.join("\n"));
+  });
+});

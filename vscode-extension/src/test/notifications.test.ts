@@ -39,11 +39,13 @@ describe("the server's notifications", () => {
   it("are logged and dropped when malformed", () => {
     const { server, store, log, got } = route();
     server.emit("troupe/status", { daemon: "maybe" });
+    server.emit("troupe/status", { daemon: "connecting", reason: "starting the daemon" }); // valid: kept
     server.emit("troupe/jobEvent", { event: { data: {} } });
     server.emit("troupe/question", { jobId: 3 });
     server.emit("troupe/changeProposed", null);
     server.emit("troupe/jobFinished", { job: { id: "x" } });
-    assert.deepEqual([got.status, got.questions, got.changes, store.all()], [[], [], [], []]);
+    assert.deepEqual([got.status, got.questions, got.changes, store.all()],
+      [[{ daemon: "connecting", reason: "starting the daemon", activeJobs: 0, tokens: 0, cost: 0 }], [], [], []]);
     assert.equal(log.lines.filter((l) => l.startsWith("warn: ignored a malformed troupe/")).length, 5);
   });
 });

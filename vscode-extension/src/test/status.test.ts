@@ -74,3 +74,10 @@ describe("the status bar", () => {
     assert.equal(item.warning, true);
   });
 });
+
+describe("the status bar while connecting", () => {
+  it("says so", () => {
+    const view = statusView({ server: running, status: { ...connected, daemon: "connecting" }, activeJobs: 0 });
+    assert.equal(view.text, "$(loading~spin) Troupe: connecting");
+  });
+});

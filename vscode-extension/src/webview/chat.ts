@@ -20,6 +20,8 @@ declare function acquireVsCodeApi(): { postMessage(message: TroupeView.FromWebvi
   const prompt = $<HTMLTextAreaElement>("prompt");
   const mode = $<HTMLSelectElement>("mode");
 
+  const FOLD_LINES = 12;
+  const FOLD_CHARS = 1200;
   let selected: string | undefined;
   let jobs: TroupeView.JobSummary[] = [];
 
@@ -46,6 +48,16 @@ declare function acquireVsCodeApi(): { postMessage(message: TroupeView.FromWebvi
     return c <= 0 ? "$0" : c < 0.01 ? `$${c.toFixed(4)}` : `$${c.toFixed(2)}`;
   }
 
+  /** A long message (prompts with the whole repository) folds to its first lines. */
+  function longText(text: string): HTMLElement {
+    const lines = text.split("\n");
+    if (lines.length <= FOLD_LINES && text.length <= FOLD_CHARS) return el("div", "text", text);
+    const details = el("details", "text");
+    details.append(el("summary", undefined, `${lines.slice(0, 3).join("\n").slice(0, 300)}…`),
+      el("div", "text", text));
+    return details;
+  }
+
   function diffView(diff: string): HTMLElement {
     const pre = el("pre", "diff");
     for (const line of diff.split("\n")) {
@@ -66,7 +78,7 @@ declare function acquireVsCodeApi(): { postMessage(message: TroupeView.FromWebvi
       case "message": {
         box.classList.add(`role-${entry.role.replace(/[^a-z0-9_-]/gi, "")}`);
         const who = entry.to ? `${entry.role} → ${entry.to}` : entry.role;
-        box.append(el("div", "who", entry.phase ? `${who} · ${entry.phase}` : who), el("div", "text", entry.text));
+        box.append(el("div", "who", entry.phase ? `${who} · ${entry.phase}` : who), longText(entry.text));
         break;
       }
       case "question": {
@@ -147,7 +159,8 @@ declare function acquireVsCodeApi(): { postMessage(message: TroupeView.FromWebvi
     }));
     jobSelect.hidden = list.length === 0;
     const job = list.find((j) => j.id === chosen);
-    usage.textContent = job ? `${job.phase ? `${job.phase} · ` : ""}${tokens(job.tokens)} tokens · ${cost(job.cost)}` : "";
+    const doing = job?.active && job.phase ? `${job.phase} · ` : "";
+    usage.textContent = job ? `${doing}${tokens(job.tokens)} tokens · ${cost(job.cost)}` : "";
     cancel.hidden = !job?.active;
     connection.hidden = connected;
   }
