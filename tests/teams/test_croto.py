@@ -5,6 +5,7 @@ counted per team; a failing team is dropped; cancelling the job cancels every te
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from daemon.agents.job import JobSpec
 from daemon.events import EventKind
@@ -158,3 +159,22 @@ def engine_tasks(tasks: set[asyncio.Task]) -> list[asyncio.Task]:
     return [t for t in tasks if not t.done()
             and any("/daemon/" in frame.f_code.co_filename or "litellm" in frame.f_code.co_filename
                     for frame in t.get_stack())]
+
+
+async def test_a_restarted_job_resumes_every_team_from_the_last_pool(fake_llm, gateway, recorder, tmp_path) -> None:
+    script(fake_llm, {0.2: solution(GOOD), 1.0: solution(WRONG)})
+    saved: list[dict] = []
+
+    async def save(last_phase: str, checkpoint: dict) -> None:
+        saved.append(checkpoint)
+
+    chains = mini_chains(tmp_path, 'teams = 2\npool_after = ["coding"]')
+    await runner(gateway, recorder, tmp_path, chains=chains, on_checkpoint=save).run(SPEC)
+    coding_calls = len(fake_llm.prompts_containing("Write the program"))
+
+    resumed = await runner(gateway, recorder, tmp_path, chains=chains).run(replace(SPEC, resume_from=saved[0]))
+
+    assert resumed.ok, resumed.error
+    assert len(fake_llm.prompts_containing("Write the program")) == coding_calls  # coding was not redone
+    assert [p["after"] for p in resumed.pools] == ["review"]
+    assert '"""Twice x."""' in resumed.change.edits[0].after
