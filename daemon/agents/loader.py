@@ -23,6 +23,9 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
     phase = "review_comment"
     ...
 
+A chain may also say how it scales (``teams = 4``, ``topology = "small-world"``, ``agents = 32``,
+``orchestrator = "learned"``, ...): those keys are checked by ``daemon.teams.config``.
+
 Roles live in ``roles.toml`` (``[roles.<name>]`` with ``prompt``, optional ``model`` and
 ``tools``); a chain file may add its own ``[roles.<name>]`` tables. A repository's files win
 over the built-in ones with the same chain or role name. Every mistake is a
