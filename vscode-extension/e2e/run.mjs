@@ -12,6 +12,8 @@
 //      "Propose a change"; waits for the status bar to show the team's phase -> 2-progress.png
 //   4. clicks Apply on the proposed diff in the Troupe chat view (a webview); waits for the fix
 //      in calc.py ON DISK                                                 -> 3-applied.png
+//   5. "Troupe: Dismiss Finding" on the finding left (picked, with a reason): it leaves Problems
+//   6. "Troupe: Show Jobs" lists the job (-> 4-jobs.png); "Troupe: Open Experience" opens results
 // Exit 0 = pass. The last line is a JSON summary with the timings.
 //
 // Env: CS_DIR (code-server install), VSIX, WORKSPACE (a git repo with calc.py), TROUPE_HOME
@@ -266,6 +268,36 @@ async function main() {
 
   const disk = fs.readFileSync(calc, 'utf8');
   if (disk.includes('return a - b')) throw new Error(`calc.py still has the bug:\n${disk}`);
+
+  // --- 5. Dismiss Finding: the ruff finding left, picked from the list, with a reason ---
+  t = performance.now();
+  await page.locator('.editor-group-container .monaco-editor .view-lines').first().click();
+  await runCommand('Troupe: Dismiss Finding');
+  const f401 = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'imported but unused' });
+  await f401.waitFor({ timeout: TIMEOUT });
+  await f401.click();
+  await waitFor(async () => (await page.locator('.quick-input-widget').innerText()).includes('Why?'), 'the reason box');
+  await page.keyboard.type('os is imported for the side effect', { delay: 2 });
+  await page.keyboard.press('Enter');
+  await waitFor(async () => !(await problems.innerText()).includes('imported but unused'), 'F401 to leave Problems');
+  timings.dismissMs = ms(t);
+
+  // --- 6. Show Jobs and Open Experience ----------------------------------------------
+  t = performance.now();
+  await runCommand('Troupe: Show Jobs');
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'change: add() is wrong, fix it' })
+    .waitFor({ timeout: TIMEOUT });
+  await sleep(300);
+  await shot('4-jobs.png');
+  await page.keyboard.press('Escape');
+  await runCommand('Troupe: Open Experience');
+  await waitFor(async () => (await page.locator('.quick-input-widget').innerText()).includes('Search what the team'),
+    'the experience search box');
+  await page.keyboard.type('subtracts', { delay: 2 });
+  await page.keyboard.press('Enter');
+  await page.locator('.monaco-editor .view-lines', { hasText: '# Troupe experience: subtracts' }).first()
+    .waitFor({ timeout: TIMEOUT });
+  timings.jobsAndExperienceMs = ms(t);
   timings.statusBar = (await statusText()).trim();
   if (consoleErrors.length) log(`${consoleErrors.length} browser console errors, first:`, consoleErrors.slice(0, 3));
 }
