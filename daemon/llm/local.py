@@ -167,7 +167,7 @@ class LocalModelServer:
         self.port = self.port or _free_port()  # a restart keeps the address the gateways know
         argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--model_alias", MODEL_ALIAS,
                 "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--host", "127.0.0.1",
-                "--port", str(self.port), "--api_key", self.key]
+                "--port", str(self.port), f"--api_key={self.key}"]  # "=": a key may start with "-"
         with self.log_file.open("ab") as logf:
             self._proc = await asyncio.create_subprocess_exec(
                 *argv, stdout=logf, stderr=logf, stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
