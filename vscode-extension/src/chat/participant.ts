@@ -35,6 +35,8 @@ export interface ParticipantDeps {
   review(): Promise<JobStarted | undefined>;
   test(): Promise<JobStarted | undefined>;
   cancel(jobId: string): Promise<unknown>;
+  /** How long to wait for `troupe/jobFinished` after the final state (default FINISH_GRACE_MS). */
+  graceMs?: number;
 }
 
 /** A Markdown code fence longer than any run of backticks in the text. */
@@ -120,22 +122,24 @@ export async function handleChatRequest(request: ChatRequest, stream: ChatStream
   const done = (): boolean => deps.store.get(jobId)?.finished === true;
   await new Promise<void>((resolve) => {
     const subscriptions: Disposable[] = [];
+    let grace: ReturnType<typeof setTimeout> | undefined;
     const finish = (): void => {
+      if (grace) clearTimeout(grace);
       subscriptions.forEach((d) => d.dispose());
       resolve();
     };
-    let grace: ReturnType<typeof setTimeout> | undefined;
-    subscriptions.push({ dispose: () => grace && clearTimeout(grace) });
-    subscriptions.push(deps.store.onDidChange((changed) => {
-      if (changed !== jobId || !drain()) return;
+    const check = (): void => {
+      if (!drain()) return;
       if (done()) finish();
-      else grace ??= setTimeout(finish, FINISH_GRACE_MS);
-    }));
+      else grace ??= setTimeout(finish, deps.graceMs ?? FINISH_GRACE_MS);
+    };
+    subscriptions.push(deps.store.onDidChange((changed) => { if (changed === jobId) check(); }));
     subscriptions.push(token.onCancellationRequested(() => {
       void deps.cancel(jobId);
       finish();
     }));
-    if ((drain() && done()) || token.isCancellationRequested) finish();
+    if (token.isCancellationRequested) finish();
+    else check();
   });
   return { metadata: { jobId } };
 }

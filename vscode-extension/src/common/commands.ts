@@ -12,10 +12,11 @@ import { firstLine, jobTitle } from "../chat/conversation";
 import type { ChatActions } from "../chat/panel";
 import type { ParticipantDeps } from "../chat/participant";
 import { describeError } from "./connection";
-import { findingId, findingsNear, onLine } from "./diagnostics";
 import { type RunTroupe, renderResults, searchExperience } from "./experience";
-import type { DiagnosticInfo, Disposable, EditorContext, Host, Log, QuickPickItem } from "./host";
-import type { JobStore, PendingChange, PendingQuestion } from "./jobs";
+import type { Disposable, EditorContext, Host, Log, QuickPickItem } from "./host";
+import type { JobStore, PendingQuestion } from "./jobs";
+import { fileEditor, inside, objectArg, stringArg } from "./args";
+import { applyChange, discardChange, dismissFinding } from "./edits";
 import { ACTIVE_STATES, type AskArgs, Commands, type JobInfo, type JobStarted, Requests } from "./protocol";
 import { formatCost, formatTokens } from "./status";
 
@@ -62,23 +63,6 @@ const MODES: (QuickPickItem & { mode: Mode })[] = [
   { label: "$(comment-discussion) Answer", description: "explain, change nothing", mode: "ask" },
   { label: "$(edit) Propose a change", description: "a diff you can apply or discard", mode: "change" },
 ];
-
-function objectArg(value: unknown): Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {};
-}
-
-function stringArg(value: unknown, key: string): string | undefined {
-  if (typeof value === "string") return value;
-  const inner = objectArg(value)[key];
-  return typeof inner === "string" ? inner : undefined;
-}
-
-function inside(file: string, folders: string[]): boolean {
-  return folders.some((folder) => {
-    const rel = path.relative(folder, file);
-    return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
-  });
-}
 
 const STATE_ICON: Record<string, string> = {
   queued: "$(clock)", running: "$(sync~spin)", waiting_for_answer: "$(question)", succeeded: "$(check)",
@@ -191,12 +175,7 @@ export class TroupeCommands {
   }
 
   private fileEditor(what: string): EditorContext | undefined {
-    const editor = this.deps.host.activeEditor();
-    if (!editor?.fsPath) {
-      void this.deps.host.showMessage("warning", `Troupe: open a file from a workspace folder to ${what} it.`);
-      return undefined;
-    }
-    return editor;
+    return fileEditor(this.deps.host, what);
   }
 
   // ---------------------------------------------------------------- jobs
@@ -298,93 +277,18 @@ export class TroupeCommands {
     this.deps.store.answered(jobId, questionId, text);
   }
 
-  // ---------------------------------------------------------------- findings
+  // ---------------------------------------------------------------- findings, proposed changes
 
-  async dismissFinding(arg?: unknown): Promise<boolean> {
-    const given = objectArg(arg);
-    let id = typeof given["findingId"] === "number" ? given["findingId"] : undefined;
-    if (id === undefined) {
-      const editor = this.fileEditor("dismiss a finding in");
-      if (!editor) return false;
-      const near = findingsNear(this.deps.host.diagnostics(editor.uri), editor.cursorLine);
-      if (!near.length) {
-        void this.deps.host.showMessage("info", "Troupe: this file has no Troupe finding to dismiss.");
-        return false;
-      }
-      const here = near.filter((d) => onLine(d, editor.cursorLine));
-      let chosen: DiagnosticInfo | undefined = here.length === 1 ? here[0] : undefined;
-      if (!chosen) {
-        const picked = await this.deps.host.showQuickPick(near.map((d) => ({
-          label: firstLine(d.message, 100), description: `line ${d.range.start.line + 1} · ${d.severity}`, d,
-        })), { title: "Troupe: dismiss which finding?" });
-        chosen = picked?.d;
-      }
-      id = chosen ? findingId(chosen) : undefined;
-    }
-    if (id === undefined) return false;
-    let reason = typeof given["reason"] === "string" ? given["reason"] : undefined;
-    if (reason === undefined && !("findingId" in given)) {
-      reason = await this.deps.host.showInputBox({
-        title: "Troupe: dismiss the finding", prompt: "Why? (optional; the team learns from it)",
-        placeHolder: "e.g. intended: this function must subtract",
-      });
-      if (reason === undefined) return false; // Escape: nothing dismissed
-    }
-    const args: { findingId: number; reason?: string } = { findingId: id };
-    if (reason?.trim()) args.reason = reason.trim();
-    await this.deps.team.executeCommand(Commands.dismiss, args);
-    return true;
+  dismissFinding(arg?: unknown): Promise<boolean> {
+    return dismissFinding(this.deps, arg);
   }
 
-  // ---------------------------------------------------------------- proposed changes
-
-  private async pickChange(arg: unknown, verb: string): Promise<PendingChange | undefined> {
-    const changeId = stringArg(arg, "changeId");
-    const pending = this.deps.store.pendingChanges();
-    if (changeId) {
-      return pending.find((c) => c.changeId === changeId) ?? { jobId: "", changeId, files: [], diff: "" };
-    }
-    if (!pending.length) {
-      void this.deps.host.showMessage("info", "The team has no proposed change waiting.");
-      return undefined;
-    }
-    if (pending.length === 1) return pending[0];
-    const picked = await this.deps.host.showQuickPick(pending.map((c) => ({
-      label: c.files.join(", ") || `change ${c.changeId}`, description: `change ${c.changeId}`,
-      detail: this.deps.store.get(c.jobId)?.title ?? "", c,
-    })), { title: `Troupe: ${verb} which change?` });
-    return picked?.c;
+  applyChange(arg?: unknown): Promise<boolean> {
+    return applyChange(this.deps, arg);
   }
 
-  /**
-   * Applies a proposed change: the server sends the edit (`workspace/applyEdit`), then the files
-   * the edit made dirty are saved. A file that already had unsaved edits of yours stays unsaved.
-   */
-  async applyChange(arg?: unknown): Promise<boolean> {
-    const change = await this.pickChange(arg, "apply");
-    if (!change) return false;
-    const { host, store, team } = this.deps;
-    const dirtyBefore = new Set(host.dirtyDocuments());
-    store.markChange(change.changeId, "applying");
-    try {
-      await team.executeCommand(Commands.applyChange, { changeId: change.changeId });
-    } catch (error) {
-      store.markChange(change.changeId, "proposed", describeError(error));
-      throw error;
-    }
-    const edited = host.dirtyDocuments().filter((uri) => !dirtyBefore.has(uri));
-    await host.saveDocuments(edited);
-    store.markChange(change.changeId, "applied", `applied; saved ${edited.length} file${edited.length === 1 ? "" : "s"}`);
-    this.deps.log.info(`change ${change.changeId} applied; saved ${edited.join(", ") || "nothing"}`);
-    return true;
-  }
-
-  async discardChange(arg?: unknown): Promise<boolean> {
-    const change = await this.pickChange(arg, "discard");
-    if (!change) return false;
-    await this.deps.team.executeCommand(Commands.discardChange, { changeId: change.changeId });
-    this.deps.store.markChange(change.changeId, "discarded");
-    return true;
+  discardChange(arg?: unknown): Promise<boolean> {
+    return discardChange(this.deps, arg);
   }
 
   /** What the chat view's buttons do: the same as the commands, errors shown the same way. */

@@ -79,6 +79,16 @@ describe("the @troupe chat participant", () => {
     assert.match(second.parts[0]!, /did not start/);
   });
 
+  it("ends a little after the final state when the job's description never comes (daemon lost)", async () => {
+    const store = new JobStore();
+    const stream = new Stream();
+    const done = handleChatRequest({ prompt: "why?" }, stream, token().t, { ...deps(store, []), graceMs: 20 });
+    await tick();
+    store.onEvent({ kind: "job_state", data: { state: "failed", error: "lost" }, job_id: "j1", seq: 1 });
+    assert.deepEqual(await done, { metadata: { jobId: "j1" } });
+    assert.equal(stream.parts.at(-1), "md: \n*The job failed: lost.*\n");
+  });
+
   it("fences text with more backticks than it contains, and escapes HTML", () => {
     assert.equal(fenced("a ``` b", "diff"), "````diff\na ``` b\n````\n");
     assert.equal(quoted("<script>&"), "&lt;script&gt;&amp;");
