@@ -1,11 +1,17 @@
 """Review findings: parsed forgivingly from a reviewer's reply, validated against the real file.
 
-A reviewer is asked for a JSON list of objects with ``file``, ``start_line``, ``end_line``,
-``severity``, ``message``, ``quote`` (the exact code the finding is about) and optionally
-``replacement``. Models wrap JSON in fences, leave trailing commas, return one object instead
-of a list or a ``{"findings": [...]}`` wrapper: all of that is accepted. What is not accepted
-is a finding shown at the wrong place: its lines must exist, and when it quotes code that is
-not on those lines, it is moved to where the quote is (re-anchored) or dropped.
+Reviewers write findings as plain blocks (what small local models manage reliably)::
+
+    BUG: what is wrong and why
+    SEVERITY: major
+    CODE: the wrong line, copied from the file
+    FIX: the corrected line (optional)
+
+or, as stronger models often prefer, a JSON list of objects with ``file``, ``start_line``,
+``end_line``, ``severity``, ``message``, ``quote`` and ``replacement``. JSON in fences, trailing
+commas, one object instead of a list or a ``{"findings": [...]}`` wrapper are all accepted. What
+is not accepted is a finding shown at the wrong place: its lines must exist, and when it quotes
+code that is not on those lines, it is moved to where the quote is (re-anchored) or dropped.
 """
 
 from __future__ import annotations
@@ -20,11 +26,17 @@ SEVERITIES = ("critical", "major", "minor", "info")
 _SEVERITY_ALIASES = {"error": "major", "high": "major", "blocker": "critical", "warning": "minor",
                      "medium": "minor", "low": "info", "note": "info", "style": "info", "nit": "info"}
 
-FINDINGS_FORMAT = """Reply with a JSON list, one object per real problem, and nothing else:
-[{"file": "path/to/file.py", "start_line": 12, "end_line": 12, "severity": "major",
-  "message": "what is wrong and why", "quote": "the exact code on that line",
-  "replacement": "optional: the corrected code for those lines"}]
-severity is one of critical, major, minor, info. Reply [] when nothing is wrong."""
+FINDINGS_FORMAT = """For each real problem (a crash, a wrong result, a security hole) write one block:
+BUG: <what is wrong and why, one sentence>
+SEVERITY: <critical, major, minor or info>
+CODE: <the wrong line of code, copied exactly from the file>
+FIX: <the corrected line, optional>
+Start a block with FILE: <path> when several files are under review. Write NONE when nothing is wrong."""
+_BLOCK_KEYS = {"bug": "message", "problem": "message", "issue": "message", "severity": "severity",
+               "code": "quote", "quote": "quote", "fix": "replacement", "file": "file", "line": "start_line"}
+_BLOCK_LINE = re.compile(r"^\s*[-*]?\s*\**(bug|problem|issue|severity|code|quote|fix|file|line)\**\s*[:=]\s?(.*)$",
+                         re.IGNORECASE)
+_NUMBERED = re.compile(r"^\s*\d+\s*\|\s?")  # "  12| code" as shown to the reviewer
 
 
 class FindingsError(ValueError):
@@ -73,15 +85,56 @@ def _loads_forgiving(text: str) -> Any:
     return json.loads(cleaned)
 
 
+def _block_value(lines: list[str]) -> str:
+    kept = [line for line in lines if not line.strip().startswith(("```", "~~~"))]
+    value = "\n".join(_NUMBERED.sub("", line) for line in kept).strip()
+    if len(value) > 1 and value[0] == value[-1] == "`" and "`" not in value[1:-1]:
+        value = value[1:-1].strip()  # `inline code`
+    return value
+
+
+def parse_blocks(reply: str) -> list[dict[str, Any]]:
+    """Findings written as ``BUG:`` / ``SEVERITY:`` / ``CODE:`` / ``FIX:`` blocks; a ``FILE:`` line
+    applies to the blocks after it."""
+    findings: list[dict[str, Any]] = []
+    current: dict[str, list[str]] = {}
+    key: str | None = None
+    file = ""
+
+    def flush() -> None:
+        if "message" in current:
+            item = {name: _block_value(lines) for name, lines in current.items()}
+            findings.append({k: v for k, v in {"file": file, **item}.items() if v})
+        current.clear()
+
+    for line in reply.splitlines():
+        match = _BLOCK_LINE.match(line)
+        if match:
+            key = _BLOCK_KEYS[match.group(1).lower()]
+            if key in ("message", "file") and "message" in current:
+                flush()  # a new block starts
+            if key == "file":
+                file, key = _block_value([match.group(2)]), None
+                continue
+            current[key] = [match.group(2)]
+        elif key is not None and key in current and (line.strip() or key in ("quote", "replacement")):
+            current[key].append(line)
+    flush()
+    return findings
+
+
 def parse_findings(reply: str) -> list[dict[str, Any]]:
     """The raw finding objects in a reply; raises :class:`FindingsError` with a precise reason."""
     stripped = reply.strip()
-    if stripped in ("", "[]") or re.fullmatch(r"(?is)(no (problems|issues|findings)[^\n]*|none\.?)", stripped):
+    if stripped in ("", "[]") or re.fullmatch(r"(?is)(no (problems|issues|findings|bugs)[^\n]*|none\.?)", stripped):
         return []
+    blocks = parse_blocks(reply)
+    if blocks:
+        return blocks
     candidates = _json_candidates(reply)
     if not candidates:
-        raise FindingsError("your reply contains no JSON: reply with a JSON list of findings "
-                            "(or [] when nothing is wrong), without any other text")
+        raise FindingsError("your reply has no findings in the asked format: write one block per problem, "
+                            "starting with a line 'BUG: <what is wrong>', or the single word NONE")
     last_error: json.JSONDecodeError | None = None
     for candidate in candidates:
         try:
@@ -130,6 +183,28 @@ def _find_quote(lines: list[str], quote: str, near: int) -> int | None:
     return min(hits, key=lambda n: abs(n - near))
 
 
+def _quote_end(lines: list[str], quote: str, start: int) -> int:
+    """The last line of the file that a multi-line quote starting at ``start`` still matches."""
+    wanted = [q.strip() for q in quote.splitlines() if q.strip()][1:]
+    end, n = start, start  # 1-based
+    for text in wanted:
+        while n < len(lines) and not lines[n].strip():
+            n += 1
+        if n >= len(lines) or text not in lines[n]:
+            break
+        end = n = n + 1
+    return end
+
+
+def _indented_like(replacement: str, line: str) -> str:
+    """A fix written without indentation gets the indentation of the line it replaces."""
+    indent = line[: len(line) - len(line.lstrip())]
+    body = replacement.strip("\n")
+    if not indent or body[:1] in (" ", "\t") or not body:
+        return body
+    return "\n".join(indent + part if part.strip() else part for part in body.splitlines())
+
+
 def validate_findings(raw: list[dict[str, Any]], read: Callable[[str], str | None],
                       allowed_files: set[str] | None = None) -> tuple[list[Finding], list[Rejected]]:
     """Keep the findings whose place is real; re-anchor quoted ones that name the wrong lines.
@@ -168,15 +243,15 @@ def validate_findings(raw: list[dict[str, Any]], read: Callable[[str], str | Non
                     rejected.append(Rejected(item, f"the quoted code {first[:60]!r} is not in {path}"))
                     continue
                 length = max(0, (end or start or anchored) - (start or anchored))
-                start, end = anchored, anchored + length
+                start, end = anchored, max(anchored + length, _quote_end(lines, quote, anchored))
         elif not in_range:
             rejected.append(Rejected(item, f"line {start} does not exist in {path} ({len(lines)} lines)"))
             continue
         assert start is not None
         end = min(max(end or start, start), len(lines))
         replacement = item.get("replacement")
-        kept.append(Finding(path, start, end, _severity(item.get("severity")), message,
-                            replacement if isinstance(replacement, str) else None))
+        replacement = _indented_like(replacement, lines[start - 1]) if isinstance(replacement, str) else None
+        kept.append(Finding(path, start, end, _severity(item.get("severity")), message, replacement))
     return kept, rejected
 
 

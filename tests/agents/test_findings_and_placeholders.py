@@ -24,10 +24,41 @@ def test_findings_json_in_the_shapes_models_produce(reply):
 
 def test_no_findings_and_broken_json():
     assert parse_findings("[]") == [] and parse_findings("No issues found.") == []
-    with pytest.raises(FindingsError, match="contains no JSON"):
+    with pytest.raises(FindingsError, match="no findings in the asked format: write one block per problem"):
         parse_findings("The code is risky in places.")
     with pytest.raises(FindingsError, match=r"not valid: Expecting .* at line 1, column \d+"):
         parse_findings('[{"file": "a.py" "line": 2}]')
+
+
+SMALL_MODEL_REPLY = """Here is what I found.
+
+BUG: `g` can crash
+CODE: def g():
+    return f(2)
+
+**BUG**: wrong argument
+SEVERITY: Major
+CODE:
+```python
+   6| return f(2)
+```
+FIX: return f(1)
+"""
+
+
+def test_findings_as_blocks_the_way_small_models_write_them():
+    raw = parse_findings(SMALL_MODEL_REPLY)
+    assert [r["message"] for r in raw] == ["`g` can crash", "wrong argument"]
+    kept, rejected = validate_findings(raw, {"a.py": FILE}.get, {"a.py"})
+    assert rejected == []
+    assert [(f.file, f.start_line, f.end_line, f.severity) for f in kept] == [("a.py", 5, 6, "minor"),
+                                                                            ("a.py", 6, 6, "major")]
+    assert kept[1].replacement == "    return f(1)"  # the fix takes the indentation of the line it replaces
+
+
+def test_a_file_line_applies_to_the_blocks_after_it():
+    raw = parse_findings("FILE: b.py\nBUG: one\nCODE: x = 1\nBUG: two\nCODE: y = 2\n")
+    assert [(r["file"], r["message"], r["quote"]) for r in raw] == [("b.py", "one", "x = 1"), ("b.py", "two", "y = 2")]
 
 
 def test_placement_is_checked_against_the_file():
