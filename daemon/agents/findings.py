@@ -255,6 +255,30 @@ def validate_findings(raw: list[dict[str, Any]], read: Callable[[str], str | Non
     return kept, rejected
 
 
+_WORD = re.compile(r"[a-z_][a-z0-9_]{1,}")
+_COMMON = {"the", "is", "in", "of", "to", "a", "an", "and", "not", "but", "this", "that", "it", "be", "are",
+           "was", "which", "module", "function", "variable", "code", "line"}
+
+
+def _terms(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _COMMON}
+
+
+def drop_lint_repeats(findings: list[Finding], issues: list[Any]) -> tuple[list[Finding], list[Rejected]]:
+    """Reviewer findings that only restate a static-check issue of the same file (weak models do,
+    even when told not to): every term of the lint message, bar its code, appears in the finding."""
+    kept: list[Finding] = []
+    repeats: list[Rejected] = []
+    for finding in findings:
+        words = _terms(finding.message)
+        same = [i for i in issues if i.file == finding.file and (lint := _terms(i.message)) and lint <= words]
+        if same:
+            repeats.append(Rejected(finding.to_dict(), f"repeats the static check {same[0].code}: {same[0].message}"))
+        else:
+            kept.append(finding)
+    return kept, repeats
+
+
 def lint_findings(issues: list[Any]) -> list[Finding]:
     """Static-check issues (``LintIssue(file, line, col, code, message)``) as minor findings."""
     return [Finding(file=i.file, start_line=i.line, end_line=i.line, severity="minor",

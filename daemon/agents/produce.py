@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.agents.dialogue import Dialogue, DialogueResult
-from daemon.agents.findings import Finding, FindingsError, Rejected, parse_findings, validate_findings
+from daemon.agents.findings import (
+    Finding,
+    FindingsError,
+    Rejected,
+    drop_lint_repeats,
+    parse_findings,
+    validate_findings,
+)
 from daemon.agents.job import PhaseFailed
 from daemon.agents.markers import prose_lines
 from daemon.agents.model import Phase, Produces
@@ -138,6 +145,8 @@ class Producer:
                                       f"after {attempt + 1} tries; last problem: {exc}") from None
                 reply = await dialogue.correct(str(exc))
         kept, rejected = validate_findings(raw, self.bench.read, set(files) if files else None)
+        kept, repeats = drop_lint_repeats(kept, self.bench.lint)
+        rejected += repeats
         for item in rejected:
             await self._say(EventKind.LOG, {"level": "warning", "text": f"finding dropped: {item.reason}",
                                             "finding": item.raw}, phase.assistant)

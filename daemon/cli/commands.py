@@ -98,11 +98,16 @@ async def cmd_watch(client: DaemonClient, args: argparse.Namespace) -> int:
     if not args.json:
         print(f"watching {ws.root} ({ws.watch_mode}); findings appear as you save. Ctrl-C stops following "
               f"(the daemon keeps watching; `troupe watch --stop {args.path}` stops it)", file=sys.stderr)
+    shown: dict[object, str] = {}  # a finding re-sent unchanged (stored, then streamed again) prints once
     async for event in client.watch_events(ws.root):
         if args.json:
             print(json.dumps(event.to_json()), flush=True)
         elif event.kind == "finding":
-            print(finding_line(event.data), flush=True)
+            line = finding_line(event.data)
+            key = event.data.get("id") or line
+            if shown.get(key) != line:
+                shown[key] = line
+                print(line, flush=True)
         elif event.kind == "watch":
             files = ", ".join(event.data.get("files", [])[:5])
             print(f"· {event.data.get('action')}: {files} {event.data.get('reason', '')}".rstrip(), flush=True)

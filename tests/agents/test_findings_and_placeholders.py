@@ -107,3 +107,16 @@ def parse(text):
                      "m.py:21: function parse() has no implementation",
                      "m.py:22: TODO left: ...  # TODO: handle quotes",
                      "x.py:1: does not parse: invalid syntax"]
+
+
+def test_a_reviewer_finding_that_only_restates_the_linter_is_dropped():
+    from daemon.agents.findings import Finding, drop_lint_repeats
+    from daemon.workspace.testing import LintIssue
+
+    lint = [LintIssue("a.py", 1, 8, "F401", "`os` imported but unused")]
+    said = [Finding("a.py", 1, 1, "major", "The `os` module is imported but unused."),
+            Finding("b.py", 1, 1, "major", "`os` imported but unused"),
+            Finding("a.py", 6, 6, "major", "g passes 2 where f expects the user's value")]
+    kept, dropped = drop_lint_repeats(said, lint)
+    assert [(f.file, f.start_line) for f in kept] == [("b.py", 1), ("a.py", 6)]
+    assert [d.reason for d in dropped] == ["repeats the static check F401: `os` imported but unused"]

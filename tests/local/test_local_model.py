@@ -110,7 +110,8 @@ async def test_with_nothing_configured_the_daemon_answers_on_the_local_model(mod
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "shapes.py").write_text("def area(w, h):\n    return w * h\n")
-    env = daemon_env(home, TROUPE_EXECUTOR="daemon.jobs.engine:EngineExecutor", TROUPE_LOCAL_MODEL="1", TROUPE_PRELOAD_LLM="1")
+    env = daemon_env(home, TROUPE_EXECUTOR="daemon.jobs.engine:EngineExecutor", TROUPE_LOCAL_MODEL="1",
+                     TROUPE_PRELOAD_LLM="1")
     daemon = DaemonProcess(home, env).start(timeout=60)
     try:
         async with DaemonClient(daemon.socket, autostart=False) as client:
