@@ -185,8 +185,9 @@ class DaemonClient:
     async def change(self, change_id: str) -> ChangeInfo:
         return await self._get(ChangeInfo, f"/changes/{quote(change_id)}")
 
-    async def apply_change(self, change_id: str) -> ChangeInfo:
-        return await self._post(ChangeInfo, f"/changes/{quote(change_id)}/apply")
+    async def apply_change(self, change_id: str, *, write: bool = True) -> ChangeInfo:
+        """Apply a proposed change; ``write=False`` records one an editor applied itself."""
+        return await self._post(ChangeInfo, f"/changes/{quote(change_id)}/apply", {"write": write})
 
     async def discard_change(self, change_id: str) -> ChangeInfo:
         return await self._post(ChangeInfo, f"/changes/{quote(change_id)}/discard")

@@ -27,6 +27,7 @@ def build_server(client: DaemonClient | None = None) -> TroupeServer:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="troupe lsp", description="The Troupe language server (stdio by default).")
+    parser.add_argument("--stdio", action="store_true", help="serve over stdio (the default; editors pass it)")
     parser.add_argument("--tcp", action="store_true", help="serve one client over TCP instead of stdio (debugging)")
     parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1; keep it loopback)")
     parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")

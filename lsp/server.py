@@ -211,4 +211,8 @@ class TroupeServer(LanguageServer):
         if not result.applied:
             raise request_failed(f"Troupe: the editor did not apply change {change_id}: "
                                  f"{result.failure_reason or 'no reason given'}")
+        try:  # the daemon records it (the team learns from applied changes) without writing again
+            await self.link.call(lambda c: c.apply_change(change_id, write=False))
+        except DaemonError as exc:
+            log.warning("change %s applied in the editor, but the daemon could not record it: %s", change_id, exc)
         return True

@@ -19,7 +19,8 @@ Routes (all under ``/v1``; errors are ``{"error": {"code", "message"}}``)::
     GET    /v1/events?workspace=           -> SSE of StreamEvent for every job and the watcher
                                               (resume with Last-Event-ID within one daemon run)
     GET    /v1/changes/{id}                -> ChangeInfo
-    POST   /v1/changes/{id}/apply          -> ChangeInfo         (409 when the files moved on)
+    POST   /v1/changes/{id}/apply  ApplyChange -> ChangeInfo     (409 when the files moved on;
+                                              write=false: an editor already wrote them)
     POST   /v1/changes/{id}/discard        -> ChangeInfo
     GET    /v1/findings?workspace=&file=&state= -> FindingList
     POST   /v1/findings/{id}  FindingUpdate -> FindingInfo        (dismiss / reopen / resolve)
@@ -123,6 +124,13 @@ class RegisterWorkspace(Message):
     def validate(self) -> None:
         if not self.root.startswith("/"):
             raise ProtocolError(f"root must be an absolute path, got {self.root!r}")
+
+
+@dataclass
+class ApplyChange(Message):
+    """``write`` false records a change an editor applied itself (``workspace/applyEdit``)."""
+
+    write: bool = True
 
 
 @dataclass

@@ -17,6 +17,7 @@ from daemon.api.protocol import (
     FINAL_STATES,
     PREFIX,
     Answer,
+    ApplyChange,
     EventList,
     FindingList,
     FindingUpdate,
@@ -220,11 +221,14 @@ async def apply_change(request: web.Request) -> web.Response:
         raise ProtocolError(f"change {change.id} has no workspace or no structured edits to apply", status=409,
                             code="conflict")
     proposed = ProposedDiff.from_dict(change.edits)
-    d.watch.mark_written(root, {e.path: e.after for e in proposed.edits if e.after is not None})
-    try:
-        written = await asyncio.to_thread(apply_change, Path(root), proposed)
-    except ChangeConflict as exc:
-        raise ProtocolError(str(exc), status=409, code="conflict") from None
+    if (await read_body(request, ApplyChange)).write:
+        d.watch.mark_written(root, {e.path: e.after for e in proposed.edits if e.after is not None})
+        try:
+            written = await asyncio.to_thread(apply_change, Path(root), proposed)
+        except ChangeConflict as exc:
+            raise ProtocolError(str(exc), status=409, code="conflict") from None
+    else:  # the editor wrote the files through its own edit; record it and learn from it
+        written = list(proposed.files)
     applied = await d.store.set_change_state(change.id, "applied")
     await d.store.reward_job_experience(change.job_id, APPLIED_BONUS)  # what led to an applied change worked
     await d.jobs.record_event(change.job_id, change.workspace_id, Event(EventKind.LOG, {

@@ -146,6 +146,18 @@ async def test_applying_a_change_writes_it_and_records_it(daemon: DaemonProcess,
     assert late.status == 409
 
 
+async def test_a_change_an_editor_applied_itself_is_recorded_without_writing(daemon: DaemonProcess,
+                                                                            repo: Path) -> None:
+    async with daemon.client() as client:
+        job = await client.submit(SubmitJob(kind="change", workspace=str(repo), prompt="subtract instead",
+                                            options={"path": "app.py", "after": "def add(a, b):\n    return a - b\n"}))
+        change_id = (await wait_for(client, job.id)).result["change_id"]
+        (repo / "app.py").write_text("def add(a, b):\n    return a - b\n  # as the editor saved it\n")
+        recorded = await client.apply_change(change_id, write=False)
+    assert recorded.state == "applied" and recorded.files == ["app.py"]
+    assert (repo / "app.py").read_text() == "def add(a, b):\n    return a - b\n  # as the editor saved it\n"
+
+
 async def test_errors_are_json_with_a_message_a_person_can_act_on(make_daemon: Any, repo: Path) -> None:
     daemon = make_daemon().start(TROUPE_API_MAX_BODY="4096")
     status, body = await raw(daemon, "POST", "/v1/jobs", b'{"kind": "ask", "prompt": ')

@@ -29,6 +29,7 @@ def test_every_message_type_has_a_json_round_trip() -> None:
         "Answer": {"text": "postgres"},
         "RegisterWorkspace": {"root": "/r"},
         "FindingUpdate": {"state": "dismissed"},
+        "ApplyChange": {"write": False},
         "Usage": {},
         "Question": {"question_id": "q1", "text": "which?"},
         "JobInfo": {"id": "j", "kind": "ask", "state": "queued", "priority": 20, "question": {"question_id": "q",
