@@ -41,6 +41,7 @@ from daemon.api.protocol import (
     SubmitJob,
     WorkspaceInfo,
     WorkspaceList,
+    WorkspaceSettings,
 )
 from daemon.api.protocol_experience import (
     ExperienceDump,
@@ -202,8 +203,11 @@ class DaemonClient:
     async def workspaces(self) -> list[WorkspaceInfo]:
         return (await self._get(WorkspaceList, "/workspaces")).workspaces
 
-    async def register_workspace(self, root: str, *, watch: bool = True) -> WorkspaceInfo:
-        return await self._post(WorkspaceInfo, "/workspaces", RegisterWorkspace(root=root, watch=watch))
+    async def register_workspace(self, root: str, *, watch: bool = True,
+                                 settings: WorkspaceSettings | None = None) -> WorkspaceInfo:
+        """Register ``root``; ``settings`` (an editor's overrides) replace the stored ones when given."""
+        return await self._post(WorkspaceInfo, "/workspaces", RegisterWorkspace(root=root, watch=watch,
+                                                                                settings=settings))
 
     async def unregister_workspace(self, workspace_id: int, *, forget: bool = False) -> WorkspaceInfo:
         params = {"forget": "1"} if forget else None

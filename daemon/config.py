@@ -1,8 +1,11 @@
-"""Configuration: defaults < user file < repository file < environment.
+"""Configuration: defaults < user file < repository file < editor overrides < environment.
 
 The repository file is ``.troupe.toml`` at the repository root, or ``[tool.troupe]`` in
 ``pyproject.toml``; the user file is ``~/.config/troupe/config.toml``. Environment variables
 (``TROUPE_MODEL``, ``TROUPE_API_BASE``, ``TROUPE_API_KEY``, ...) win over both.
+:func:`load_settings` reads only files and the environment; the daemon then lays a workspace's
+editor overrides (``troupe.model``, ``troupe.reviewOnSave``, ``troupe.testOnSave``, kept in the
+store) over them with :func:`with_overrides`, where ``TROUPE_MODEL`` still wins.
 
 Example ``.troupe.toml``::
 
@@ -182,4 +185,27 @@ def load_settings(root: Path | None = None, *, env: bool = True) -> Settings:
             settings.budget.tokens = tokens
         if dollars is not None:
             settings.budget.dollars = dollars
+    return settings
+
+
+OVERRIDE_KEYS = ("model", "review_on_save", "test_on_save")
+
+
+def with_overrides(settings: Settings, overrides: dict[str, Any] | None) -> Settings:
+    """``settings`` (from :func:`load_settings`) with a workspace's editor overrides on top.
+
+    ``overrides`` is what the daemon keeps for the workspace: ``{"model": str, "review_on_save":
+    bool, "test_on_save": bool}``, each optional. They win over the user and repository files; the
+    environment still wins (``TROUPE_MODEL`` over ``model``, which, like it, sets the default model:
+    per-role models from the files still apply to their roles). Values of the wrong type are ignored.
+    """
+    overrides = overrides if isinstance(overrides, dict) else {}
+    model = overrides.get("model")
+    if isinstance(model, str) and model.strip() and not os.environ.get("TROUPE_MODEL"):
+        settings.model.default = model.strip()
+    for key in ("review_on_save", "test_on_save"):
+        if isinstance(overrides.get(key), bool):
+            setattr(settings, key, overrides[key])
+    if any(overrides.get(key) is not None for key in OVERRIDE_KEYS):
+        settings.sources.append("editor overrides")
     return settings

@@ -25,7 +25,8 @@ Routes (all under ``/v1``; errors are ``{"error": {"code", "message"}}``)::
     GET    /v1/findings?workspace=&file=&state= -> FindingList
     POST   /v1/findings/{id}  FindingUpdate -> FindingInfo        (dismiss / reopen / resolve)
     GET    /v1/workspaces                  -> WorkspaceList
-    POST   /v1/workspaces     RegisterWorkspace -> WorkspaceInfo
+    POST   /v1/workspaces     RegisterWorkspace -> WorkspaceInfo  (idempotent; settings: the editor's
+                                              WorkspaceSettings, replacing earlier ones; absent: kept)
     DELETE /v1/workspaces/{id}?forget=1    -> WorkspaceInfo      (stop watching; forget=1 drops its rows)
     GET    /v1/experience/search?q=&limit= -> SearchResults     (Experience* types: protocol_experience)
     GET    /v1/experience?pool=&workspace=&order=&limit= -> ExperienceList;  /stats -> ExperienceStats
@@ -117,9 +118,34 @@ class Answer(Message):
 
 
 @dataclass
+class WorkspaceSettings(Message):
+    """An editor's overrides for one workspace (``troupe.model``, ``troupe.reviewOnSave``,
+    ``troupe.testOnSave``); None, or an empty model, means no override. They win over the user and
+    repository files; ``TROUPE_MODEL`` still wins over ``model`` (:func:`daemon.config.with_overrides`)."""
+
+    model: str | None = None
+    review_on_save: bool | None = None
+    test_on_save: bool | None = None
+    _max_lengths: ClassVar[dict[str, int]] = {"model": 300}
+
+    def validate(self) -> None:
+        if self.model is not None:
+            self.model = self.model.strip() or None
+        if self.model is not None and any(c.isspace() for c in self.model):
+            raise ProtocolError(f"model {self.model!r} is not a litellm model string (it has spaces)")
+
+    def overrides(self) -> dict[str, Any]:
+        """The overrides as the store keeps them: only those that are set."""
+        return {k: v for k, v in self.to_json().items() if v is not None}
+
+
+@dataclass
 class RegisterWorkspace(Message):
+    """Register (and watch) a repository; ``settings``, when given, replace its editor overrides."""
+
     root: str
     watch: bool = True
+    settings: WorkspaceSettings | None = None
 
     def validate(self) -> None:
         if not self.root.startswith("/"):
@@ -249,6 +275,7 @@ class WorkspaceInfo(Message):
     root: str
     watching: bool = False
     watch_mode: str | None = None
+    settings: WorkspaceSettings = field(default_factory=WorkspaceSettings)
 
 
 @dataclass

@@ -296,7 +296,8 @@ async def register_workspace(request: web.Request) -> web.Response:
     body = await read_body(request, RegisterWorkspace)
     if not Path(body.root).is_dir():
         raise ProtocolError(f"{body.root} is not a folder on this machine")
-    ws = await d.register_workspace(body.root, watch=body.watch)
+    ws = await d.register_workspace(body.root, watch=body.watch,
+                                    overrides=body.settings.overrides() if body.settings is not None else None)
     return answer(views.workspace_info(ws, watching=d.watch.is_watching(ws.root), mode=d.watch.mode(ws.root)),
                   status=201)
 

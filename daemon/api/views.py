@@ -8,10 +8,12 @@ from daemon.api.protocol import (
     ChangeInfo,
     FindingInfo,
     JobInfo,
+    ProtocolError,
     Question,
     StreamEvent,
     Usage,
     WorkspaceInfo,
+    WorkspaceSettings,
 )
 
 
@@ -55,4 +57,14 @@ def change_info(change: Any, *, workspace: str | None) -> ChangeInfo:
 
 
 def workspace_info(workspace: Any, *, watching: bool = False, mode: str | None = None) -> WorkspaceInfo:
-    return WorkspaceInfo(id=workspace.id, root=workspace.root, watching=watching, watch_mode=mode)
+    return WorkspaceInfo(id=workspace.id, root=workspace.root, watching=watching, watch_mode=mode,
+                         settings=workspace_settings(workspace))
+
+
+def workspace_settings(workspace: Any) -> WorkspaceSettings:
+    """The editor overrides the store keeps for a workspace (``settings["overrides"]``)."""
+    stored = (workspace.settings or {}).get("overrides") or {}
+    try:
+        return WorkspaceSettings.from_json(stored)
+    except ProtocolError:  # written by an older daemon, or by hand: show none rather than fail
+        return WorkspaceSettings()

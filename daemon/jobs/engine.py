@@ -1,12 +1,13 @@
 """The default executor: the agent engine (``daemon.agents.runner.ChainRunner``) behind the
 :class:`~daemon.jobs.executor.JobExecutor` protocol.
 
-Per job it loads the workspace's settings, gives the engine a gateway whose usage lands in the
-store, saves the engine's checkpoints (so a restarted daemon resumes after the last finished
-phase), and translates the outcome (answer, proposed change, findings, test report) into a
-:class:`JobResult`. A review runs the static check first and reports those findings at once,
-before the model has said anything. Experience (``daemon.experience``) reaches each job's prompts,
-and every finished job is mined for experience in the background, one job at a time.
+Per job it loads the workspace's settings (with its editor overrides on top), gives the engine
+a gateway whose usage lands in the store, saves the engine's checkpoints (so a restarted daemon
+resumes after the last finished phase), and translates the outcome (answer, proposed change,
+findings, test report) into a :class:`JobResult`. A review runs the static check first and
+reports those findings at once, before the model has said anything. Experience
+(``daemon.experience``) reaches each job's prompts, and every finished job is mined for
+experience in the background, one job at a time.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from daemon.config import ConfigError, Settings, load_settings
+from daemon.config import ConfigError, Settings, load_settings, with_overrides
 from daemon.events import EventSink
 from daemon.jobs.executor import AskHuman, ChangeDraft, JobResult, RunningJob
 from daemon.llm.local import LocalModel
@@ -73,7 +74,7 @@ class EngineExecutor:
         from daemon.teams.run import TeamsRunner
 
         try:
-            settings = load_settings(job.workspace_root)
+            settings = with_overrides(load_settings(job.workspace_root), await self._overrides(job))
         except ConfigError as exc:
             return JobResult("failed", error=f"configuration: {exc}")
         settings.model = await self.local.settings_for(settings.model)  # a configured model always wins
@@ -110,6 +111,13 @@ class EngineExecutor:
         if job.kind == "review" and spec.diff and outcome.status == "succeeded":
             await self._keep_unreviewed(job, spec.diff, findings)
         return JobResult(outcome.status, result, error=outcome.error, change=change, findings=findings)
+
+    async def _overrides(self, job: RunningJob) -> dict[str, Any] | None:
+        """The editor overrides the store keeps for the job's workspace (``troupe.model`` …)."""
+        if self.store is None or job.workspace_id is None:
+            return None
+        workspace = await self.store.get_workspace(job.workspace_id)
+        return (workspace.settings or {}).get("overrides") if workspace is not None else None
 
     async def _keep_unreviewed(self, job: RunningJob, diff: str, findings: dict[str, list[Any]]) -> None:
         """A hunk review only judged the changed lines: the model's older findings elsewhere in the

@@ -86,6 +86,7 @@ class Daemon:
         """Watch again what was watched before; after the socket opens, since big trees take a while."""
         for ws in await self.store.list_workspaces():
             if (ws.settings or {}).get("watch") and Path(ws.root).is_dir():
+                self.watch.set_overrides(ws.root, ws.settings.get("overrides"))
                 try:
                     await self.watch.add(ws.root)
                 except OSError as exc:
@@ -155,9 +156,15 @@ class Daemon:
                       uptime_s=round(time.time() - self.started, 3), home=str(paths.troupe_home()),
                       executor=self.executor.name, jobs=counts, watch=self.watch.status(), stopping=self.stopping)
 
-    async def register_workspace(self, root: str, *, watch: bool) -> Any:
+    async def register_workspace(self, root: str, *, watch: bool, overrides: dict[str, Any] | None = None) -> Any:
+        """Register (idempotent) and watch or stop watching; ``overrides``, when given, replace the
+        workspace's editor overrides (applied per job and per save with ``daemon.config.with_overrides``)."""
         ws = await self.store.add_workspace(root)
-        await self.store.update_workspace(ws.id, settings={**(ws.settings or {}), "watch": watch})
+        settings = {**(ws.settings or {}), "watch": watch}
+        if overrides is not None:
+            settings["overrides"] = overrides
+        ws = await self.store.update_workspace(ws.id, settings=settings)
+        self.watch.set_overrides(ws.root, settings.get("overrides"))
         if watch:
             await self.watch.add(ws.root)
         else:

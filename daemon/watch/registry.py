@@ -28,6 +28,11 @@ class WatchRegistry:
         self.options = options
         self.submit, self.is_queued, self.publish = submit, is_queued, publish
         self._watching: dict[str, tuple[RepoWatcher, SaveTrigger]] = {}
+        self._overrides: dict[str, dict[str, Any]] = {}  # root -> its editor overrides (daemon.config)
+
+    def set_overrides(self, root: str, overrides: dict[str, Any] | None) -> None:
+        """A workspace's editor overrides, read by its trigger at every save (watched now or later)."""
+        self._overrides[root] = dict(overrides or {})
 
     def is_watching(self, root: str) -> bool:
         return root in self._watching
@@ -42,7 +47,8 @@ class WatchRegistry:
             return self._watching[root][0].mode
         trigger = SaveTrigger(Path(root), self.submit, self.is_queued, self.publish,
                               files_per_job=self.options.files_per_job,
-                              jobs_per_minute=self.options.jobs_per_minute)
+                              jobs_per_minute=self.options.jobs_per_minute,
+                              overrides=lambda: self._overrides.get(root))
         watcher = RepoWatcher(Path(root), trigger.on_change, debounce=self.options.debounce,
                               force_polling=self.options.force_polling, poll_interval=self.options.poll_interval)
         await asyncio.to_thread(watcher.start)  # walking a big tree to add watches takes a moment

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.api.protocol import WATCH_EVENT, StreamEvent, SubmitJob
-from daemon.config import ConfigError, Settings, load_settings
+from daemon.config import ConfigError, Settings, load_settings, with_overrides
 
 log = logging.getLogger("troupe.watch")
 
@@ -56,11 +56,13 @@ class SaveTrigger:
     """Turns batches of saved files in one workspace into review and test jobs."""
 
     def __init__(self, root: Path, submit: Submit, is_queued: IsQueued, publish: Publish, *,
-                 files_per_job: int = 5, jobs_per_minute: int = 6) -> None:
+                 files_per_job: int = 5, jobs_per_minute: int = 6,
+                 overrides: Callable[[], dict[str, Any] | None] = lambda: None) -> None:
         self.root = Path(root)
         self.submit, self.is_queued, self.publish = submit, is_queued, publish
         self.files_per_job = max(1, files_per_job)
         self.jobs_per_minute = max(1, jobs_per_minute)
+        self.overrides = overrides  # the workspace's editor overrides, read at every save
         self.reviewed: dict[str, str] = {}  # file -> content hash last sent to a review
         self._queued_review: dict[str, str] = {}  # file -> id of its review job, while it may be queued
         self._queued_test: str | None = None
@@ -84,10 +86,10 @@ class SaveTrigger:
 
     def _settings(self) -> Settings:
         try:
-            return load_settings(self.root)
+            return with_overrides(load_settings(self.root), self.overrides())
         except ConfigError as exc:
             self.notice("error", [], f"configuration ignored: {exc}")
-            return Settings()
+            return with_overrides(Settings(), self.overrides())
 
     def _read(self, path: Path) -> tuple[str, str] | str:
         """(relative path, content hash), or the reason the file is not reviewed."""

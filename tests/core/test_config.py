@@ -1,4 +1,5 @@
-"""Settings: defaults < user file < repository file < environment, with errors that name the file."""
+"""Settings: defaults < user file < repository file < editor overrides < environment, with errors that
+name the file."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import ConfigError, Secret, load_settings
+from daemon.config import ConfigError, Secret, load_settings, with_overrides
 
 
 @pytest.fixture(autouse=True)
@@ -81,3 +82,25 @@ def test_bad_environment_number_is_a_clear_error(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("TROUPE_LLM_TIMEOUT", "soon")
     with pytest.raises(ConfigError, match="TROUPE_LLM_TIMEOUT='soon'"):
         load_settings(tmp_path)
+
+
+def test_editor_overrides_win_over_the_files_but_not_over_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".troupe.toml").write_text(
+        '[model]\ndefault = "openai/repo"\n[model.roles]\nreviewer = "anthropic/r"\n'
+        "[review]\non_save = true\n[test]\non_save = false\n")
+    overrides = {"model": "ollama/editor", "review_on_save": False, "test_on_save": True}
+    settings = with_overrides(load_settings(tmp_path), overrides)
+    assert settings.model.default == "ollama/editor"
+    assert settings.model.for_role("reviewer") == "anthropic/r"  # a per-role model stays more specific
+    assert (settings.review_on_save, settings.test_on_save) == (False, True)
+    assert settings.sources[-1] == "editor overrides"
+    monkeypatch.setenv("TROUPE_MODEL", "openai/env")
+    assert with_overrides(load_settings(tmp_path), overrides).model.default == "openai/env"
+
+
+def test_empty_or_mistyped_overrides_change_nothing(tmp_path: Path) -> None:
+    (tmp_path / ".troupe.toml").write_text('model = "openai/repo"\n[review]\non_save = false\n')
+    settings = with_overrides(load_settings(tmp_path), {"model": "", "review_on_save": "yes", "test_on_save": None})
+    assert (settings.model.default, settings.review_on_save, settings.test_on_save) == ("openai/repo", False, False)
+    assert with_overrides(load_settings(tmp_path), None).sources == [str(tmp_path / ".troupe.toml")]

@@ -27,7 +27,8 @@ def test_every_message_type_has_a_json_round_trip() -> None:
     samples = {
         "SubmitJob": {"kind": "review", "workspace": "/r", "files": ["a.py"]},
         "Answer": {"text": "postgres"},
-        "RegisterWorkspace": {"root": "/r"},
+        "RegisterWorkspace": {"root": "/r", "settings": {"model": "openai/gpt-4o-mini", "review_on_save": False}},
+        "WorkspaceSettings": {"model": "ollama/llama3", "review_on_save": True, "test_on_save": False},
         "FindingUpdate": {"state": "dismissed"},
         "ApplyChange": {"write": False},
         "Usage": {},
@@ -40,7 +41,7 @@ def test_every_message_type_has_a_json_round_trip() -> None:
         "ChangeInfo": {"id": "c", "job_id": "j", "state": "proposed", "diff": "--- a\n"},
         "FindingInfo": {"id": 1, "file": "a.py", "severity": "major", "message": "m", "start_line": 2},
         "FindingList": {"findings": []},
-        "WorkspaceInfo": {"id": 1, "root": "/r"},
+        "WorkspaceInfo": {"id": 1, "root": "/r", "settings": {"test_on_save": True}},
         "WorkspaceList": {"workspaces": []},
         "SearchHit": {"kind": "finding", "text": "t"},
         "SearchResults": {"query": "q", "hits": []},
