@@ -45,7 +45,7 @@ def finding_range(doc: TextDocument, item: Placed) -> types.Range:
 def finding_data(item: Placed) -> dict[str, Any]:
     """What a diagnostic carries back in code-action requests."""
     return {"findingId": item.finding.id, "fingerprint": item.finding.fingerprint,
-            "hasFix": item.finding.suggested_fix is not None}
+            "hasFix": item.finding.suggested_fix is not None, "severity": item.finding.severity}
 
 
 def to_diagnostic(doc: TextDocument, item: Placed) -> types.Diagnostic:

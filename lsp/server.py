@@ -19,7 +19,16 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from daemon import __version__
-from daemon.api.protocol import ACTIVE_STATES, FINAL_STATES, FindingInfo, JobInfo, ProtocolError, StreamEvent, SubmitJob
+from daemon.api.protocol import (
+    ACTIVE_STATES,
+    FINAL_STATES,
+    FindingInfo,
+    JobInfo,
+    ProtocolError,
+    StreamEvent,
+    SubmitJob,
+    WorkspaceSettings,
+)
 from daemon.client import DaemonClient, DaemonError
 from lsp.diagnostics import to_diagnostic
 from lsp.documents import OpenDocument, containing_root
@@ -28,6 +37,8 @@ from lsp.jobs import JobFollower
 from lsp.link import DaemonLink
 from lsp.protocol import AnsweredBadMessage, TroupeProtocol
 from lsp.rpc import daemon_failed, request_failed
+from lsp.settings import shown
+from lsp.tracking import Placed
 
 log = logging.getLogger("troupe.lsp")
 
@@ -44,7 +55,8 @@ class TroupeServer(LanguageServer):
         self.documents: dict[str, OpenDocument] = {}
         self.folders: dict[str, str | None] = {}  # folder (real path) -> registered root (None: not yet)
         self.watching: dict[str, bool] = {}  # registered root -> the daemon's watcher reviews its saves
-        self.settings: dict[str, Any] = {}
+        self.settings: dict[str, Any] = {}  # questions, changes, minimumSeverity (lsp.settings)
+        self.overrides: WorkspaceSettings | None = None  # the editor's model/reviewOnSave/testOnSave, if it sent them
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
         self.active_jobs: set[str] = set()
         self.own_jobs: set[str] = set()
@@ -77,10 +89,15 @@ class TroupeServer(LanguageServer):
                 "tokens": self.usage["prompt_tokens"] + self.usage["completion_tokens"],
                 "cost": round(self.usage["cost"], 6)}
 
+    def visible(self, doc: OpenDocument) -> list[Placed]:
+        """The document's findings at or above the editor's ``minimumSeverity``, in order."""
+        minimum = self.settings.get("minimumSeverity", "info")
+        return sorted((p for p in doc.placed.values() if shown(p.finding.severity, minimum)),
+                      key=lambda p: (p.start, p.finding.id))
+
     def publish(self, doc: OpenDocument) -> None:
         text_doc = self.workspace.get_text_document(doc.uri)
-        diagnostics = [] if doc.skipped else [to_diagnostic(text_doc, item) for item in
-                                              sorted(doc.placed.values(), key=lambda p: (p.start, p.finding.id))]
+        diagnostics = [] if doc.skipped else [to_diagnostic(text_doc, item) for item in self.visible(doc)]
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=doc.uri, version=text_doc.version, diagnostics=diagnostics))
 
@@ -110,7 +127,7 @@ class TroupeServer(LanguageServer):
         if not Path(folder).is_dir():
             self.log_line(f"workspace folder {folder} does not exist; not registered")
             return
-        info = await self.link.call(lambda c: c.register_workspace(folder))
+        info = await self.link.call(lambda c: c.register_workspace(folder, settings=self.overrides))
         self.folders[folder] = info.root
         self.watching[info.root] = info.watching
         self.log_line(f"registered {info.root} with the daemon ({'watching' if info.watching else 'not watching'})")

@@ -71,6 +71,5 @@ def register(server: TroupeServer) -> None:
             return []
         first, last = params.range.start.line, params.range.end.line
         only = [str(getattr(k, "value", k)) for k in params.context.only or []]
-        hits = sorted((p for p in doc.placed.values() if p.start <= last and p.end >= first),
-                      key=lambda p: (p.start, p.finding.id))
+        hits = [p for p in ls.visible(doc) if p.start <= last and p.end >= first]
         return [action for item in hits for action in _actions(ls, uri, item, only)]

@@ -6,7 +6,8 @@
 * save: the saved text becomes the review baseline. The daemon's watcher reviews saved files
   of registered workspaces, so the server does NOT submit a review too (that would double
   every job); only when the daemon says it is not watching a workspace does the server submit
-  the review itself. Either way the findings arrive on the event stream.
+  the review itself (and the tests, with ``testOnSave``; no review with ``reviewOnSave`` false).
+  Either way the findings arrive on the event stream.
 * close: the document's diagnostics are cleared.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from daemon.api.protocol import SubmitJob
+from daemon.api.protocol import SubmitJob, WorkspaceSettings
 from daemon.client import DaemonError
 from lsp.documents import OpenDocument, skip_reason
 from lsp.server import TroupeServer, real_path
@@ -57,12 +58,15 @@ def register(server: TroupeServer) -> None:
             return
         doc.reviewed = ls.current_lines(doc)
         if doc.root is None or doc.relative is None or ls.watching.get(doc.root, True):
-            return  # the daemon's watcher reviews this save
-        request = SubmitJob(kind="review", workspace=doc.root, files=[doc.relative], options={"trigger": "save"})
-        try:
-            await ls.link.call(lambda c: c.submit(request))
-        except DaemonError as exc:
-            ls.log_line(f"review of {doc.relative} not started: {exc}", types.MessageType.Warning)
+            return  # the daemon's watcher reviews this save (and obeys reviewOnSave / testOnSave)
+        wanted = ls.overrides or WorkspaceSettings()
+        kinds = (["review"] if wanted.review_on_save is not False else []) + (["test"] if wanted.test_on_save else [])
+        for kind in kinds:
+            request = SubmitJob(kind=kind, workspace=doc.root, files=[doc.relative], options={"trigger": "save"})
+            try:
+                await ls.link.call(lambda c, request=request: c.submit(request))
+            except DaemonError as exc:
+                ls.log_line(f"{kind} of {doc.relative} not started: {exc}", types.MessageType.Warning)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TroupeServer, params: types.DidCloseTextDocumentParams) -> None:

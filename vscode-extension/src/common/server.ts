@@ -77,8 +77,8 @@ export function serverSpec(command: string, settings: TroupeSettings, folders: s
   baseEnv: Record<string, string | undefined>): ServerSpec {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(baseEnv)) if (value !== undefined) env[key] = value;
-  // The server may start the daemon (TROUPE_AUTOSTART); a daemon it starts uses this model.
-  if (settings.model) env["TROUPE_MODEL"] = settings.model;
+  // troupe.model reaches the daemon per workspace through the server (initializationOptions), not as
+  // TROUPE_MODEL: the environment wins over it, so a daemon the server starts would keep the first model.
   env["PYTHONUNBUFFERED"] = "1";
   const spec: ServerSpec = { command, args: ["lsp"], env, initializationOptions: initializationOptions(settings) };
   if (folders[0]) spec.cwd = folders[0];

@@ -70,13 +70,13 @@ describe("finding troupe", () => {
 });
 
 describe("the server process", () => {
-  it("runs `troupe lsp` in the first folder, with the model for a daemon it may start", () => {
+  it("runs `troupe lsp` in the first folder and tells it the model, not through TROUPE_MODEL", () => {
     const spec = serverSpec("/v/bin/troupe", { ...DEFAULTS, model: "openai/fake" }, ["/ws", "/ws2"],
       { PATH: "/usr/bin", HOME: "/root", GONE: undefined });
     assert.equal(spec.command, "/v/bin/troupe");
     assert.deepEqual(spec.args, ["lsp"]);
     assert.equal(spec.cwd, "/ws");
-    assert.equal(spec.env["TROUPE_MODEL"], "openai/fake");
+    assert.equal(spec.env["TROUPE_MODEL"], undefined);  // it would win over later changes of troupe.model
     assert.equal(spec.env["PATH"], "/usr/bin");
     assert.equal("GONE" in spec.env, false);
     assert.deepEqual(spec.initializationOptions, { questions: "notification", changes: "notification",
