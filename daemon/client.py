@@ -39,6 +39,8 @@ from daemon.api.protocol import (
     SearchResults,
     StreamEvent,
     SubmitJob,
+    ViewerLink,
+    ViewerLinkRequest,
     WorkspaceInfo,
     WorkspaceList,
     WorkspaceSettings,
@@ -238,6 +240,11 @@ class DaemonClient:
 
     async def import_experience(self, items: list[dict[str, Any]]) -> ImportResult:
         return await self._post(ImportResult, "/experience/import", ExperienceDump(items))
+
+    async def viewer_link(self, job_id: str | None = None) -> ViewerLink:
+        """A one-time link to the run viewer on ``job_id`` (or the job list); DaemonError 409
+        ``no_tcp_listener`` when the daemon runs without its loopback TCP listener."""
+        return await self._post(ViewerLink, "/viewer/link", ViewerLinkRequest(job_id=job_id))
 
     async def shutdown(self) -> Health:
         return await self._post(Health, "/shutdown")

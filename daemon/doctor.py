@@ -70,6 +70,25 @@ def _daemon() -> Check:
     return Check("daemon", mode == "0o600", f"listening on {sock} (mode {mode})")
 
 
+def _viewer() -> Check:
+    """The loopback TCP listener the run viewer is served on, and its token file (must stay 0600)."""
+    from daemon.service.pidfile import read_pid_file
+
+    token = paths.troupe_home() / "token"
+    token_mode = oct(token.stat().st_mode & 0o777) if token.exists() else None
+    if token_mode not in (None, "0o600"):
+        return Check("viewer", False, f"{token} is mode {token_mode}; others may read the TCP token: "
+                     f"`chmod 600 {token}` (the daemon narrows it at start)")
+    info = read_pid_file() if paths.socket_path().exists() else None
+    if not info:
+        return Check("viewer", True, "the daemon is not running; it serves the run viewer on a loopback port")
+    port = info.get("tcp_port")
+    if not port:
+        return Check("viewer", True, "off: the daemon has no loopback TCP listener (TROUPE_TCP_PORT=off?)")
+    return Check("viewer", True, f"http://127.0.0.1:{port}/viewer/ (token {token}, mode 0o600); "
+                 "`troupe jobs --open` opens it")
+
+
 def _model(check_live: bool) -> Check:
     try:
         settings = load_settings(Path.cwd())
@@ -124,6 +143,7 @@ def run_doctor(*, json_output: bool = False, check_model: bool = True) -> int:
         _model(check_model),
         _database(),
         _daemon(),
+        _viewer(),
         _versions(),
     ]
     if json_output:

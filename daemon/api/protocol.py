@@ -32,6 +32,8 @@ Routes (all under ``/v1``; errors are ``{"error": {"code", "message"}}``)::
     GET    /v1/experience?pool=&workspace=&order=&limit= -> ExperienceList;  /stats -> ExperienceStats
     GET    /v1/experience/export -> ExperienceDump;  POST /v1/experience/import ExperienceDump -> ImportResult
     GET|DELETE /v1/experience/{id} -> ExperienceInfo; POST /v1/experience/{id} ExperienceUpdate (pin)
+    POST   /v1/viewer/link    ViewerLinkRequest -> ViewerLink  (a one-time run viewer URL; 409 no_tcp_listener
+                                              when the daemon has no loopback TCP listener)
     POST   /v1/shutdown                    -> Health             (graceful stop)
 """
 
@@ -150,6 +152,14 @@ class RegisterWorkspace(Message):
     def validate(self) -> None:
         if not self.root.startswith("/"):
             raise ProtocolError(f"root must be an absolute path, got {self.root!r}")
+
+
+@dataclass
+class ViewerLinkRequest(Message):
+    """A link to the run viewer: on one job (an id, or a unique prefix of one), else on the job list."""
+
+    job_id: str | None = None
+    _max_lengths: ClassVar[dict[str, int]] = {"job_id": 200}
 
 
 @dataclass
@@ -310,6 +320,20 @@ class Health(Message):
     jobs: dict[str, int] = field(default_factory=dict)
     watch: dict[str, Any] = field(default_factory=dict)
     stopping: bool = False
+    tcp_port: int | None = None  # the loopback TCP listener (run viewer); None: off
+
+    @property
+    def viewer(self) -> str | None:
+        """The run viewer's address (it opens with a one-time link: ``troupe jobs --open``)."""
+        return f"http://127.0.0.1:{self.tcp_port}/viewer/" if self.tcp_port else None
+
+
+@dataclass
+class ViewerLink(Message):
+    """A one-time link to the run viewer: the first visit trades it for a session cookie."""
+
+    url: str
+    expires_in: int
 
 
 @dataclass

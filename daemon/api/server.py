@@ -1,7 +1,8 @@
 """The aiohttp application and its listeners.
 
 The Unix socket is the front door: it is bound under a 0177 umask, so it is never wider than
-0600, inside ``TROUPE_HOME`` (0700). The optional TCP listener binds loopback only, and every
+0600, inside ``TROUPE_HOME`` (0700). The TCP listener (on by default, any free port, for the run
+viewer; ``TROUPE_TCP_PORT=off`` turns it off) binds loopback only, and every
 request on it needs ``Authorization: Bearer <token>`` (the token lives in ``TROUPE_HOME/token``,
 0600) and a ``Host`` header naming the loopback address, so a web page that rebinds a DNS
 name to 127.0.0.1 cannot talk to it.
@@ -116,21 +117,38 @@ def bind_unix_socket(path: Path) -> socket.socket:
 
 
 def load_token(home: Path) -> str:
-    """The TCP bearer token, created (0600) on first use."""
+    """The TCP bearer token, created (0600) on first use; an empty or short one is replaced, and a
+    token file others could read is narrowed back to 0600."""
     path = home / "token"
     try:
-        return path.read_text().strip()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
-        token = secrets.token_urlsafe(32)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(token + "\n")
-        return token
+        return _new_token(path)
+    with os.fdopen(fd) as handle:
+        if os.fstat(fd).st_mode & 0o077:
+            log.warning("%s was readable by others; narrowing it to 0600", path)
+            os.fchmod(fd, 0o600)
+        token = handle.read().strip()
+    if len(token) < 16:  # an empty token would let "Authorization: Bearer " in
+        log.warning("%s held no usable token; writing a new one", path)
+        path.unlink()
+        return _new_token(path)
+    return token
+
+
+def _new_token(path: Path) -> str:
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(token + "\n")
+    return token
 
 
 async def start_listeners(app: web.Application, *, sock: socket.socket, tcp_port: int | None,
-                          tcp_host: str = "127.0.0.1") -> tuple[web.AppRunner, int | None]:
-    """Serve ``app`` on the Unix socket and, when asked, on loopback TCP; returns the TCP port."""
+                          tcp_host: str = "127.0.0.1", tcp_required: bool = True) -> tuple[web.AppRunner, int | None]:
+    """Serve ``app`` on the Unix socket and, when asked, on loopback TCP; returns the TCP port
+    (None when off, or when it could not be bound and ``tcp_required`` is false: the daemon then
+    serves the socket alone and says why in its log)."""
     if tcp_port is not None and tcp_host not in ("127.0.0.1", "::1", "localhost"):
         raise ValueError(f"the TCP listener is loopback-only; {tcp_host} is not a loopback address")
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
@@ -139,7 +157,15 @@ async def start_listeners(app: web.Application, *, sock: socket.socket, tcp_port
     bound = None
     if tcp_port is not None:
         site = web.TCPSite(runner, tcp_host, tcp_port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            if tcp_required:
+                await runner.cleanup()
+                raise OSError(exc.errno, f"cannot listen on {tcp_host}:{tcp_port} (TROUPE_TCP_PORT): "
+                                         f"{exc.strerror}; pick another port or set TROUPE_TCP_PORT=off") from None
+            log.warning("no TCP listener (so no run viewer): cannot listen on %s:%s: %s", tcp_host, tcp_port, exc)
+            return runner, None
         bound = site._server.sockets[0].getsockname()[1] if site._server else tcp_port  # type: ignore[union-attr]
         for host in ("127.0.0.1", "localhost", "[::1]"):
             app[TCP_HOSTS].update({host, f"{host}:{bound}"})

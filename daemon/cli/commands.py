@@ -61,6 +61,8 @@ async def cmd_status(client: DaemonClient, args: argparse.Namespace) -> int:
              "jobs: " + ", ".join(f"{n} {state}" for state, n in health.jobs.items())]
     lines += [f"watching {root} ({w['mode']}{': ' + w['note'] if w.get('note') else ''})"
               for root, w in workspaces.items()] or ["watching nothing (`troupe watch PATH`)"]
+    lines.append(f"run viewer: {health.viewer} (`troupe jobs --open [ID]` opens it)" if health.viewer
+                 else "run viewer: off (no loopback TCP listener; TROUPE_TCP_PORT=off?)")
     emit(args, health, "\n".join(lines))
     return 0
 

@@ -10,8 +10,7 @@ from daemon.client import DaemonClient, DaemonError
 
 async def viewer_link(client: DaemonClient, job_id: str | None) -> str:
     """A one-time link to the viewer on ``job_id`` (a unique prefix will do), or on the job list."""
-    reply = await client.request("POST", "/viewer/link", body={"job_id": job_id} if job_id else {})
-    return str(reply["url"])
+    return (await client.viewer_link(job_id)).url
 
 
 async def open_viewer(client: DaemonClient, job_id: str | None) -> int:

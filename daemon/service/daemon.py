@@ -70,7 +70,8 @@ class Daemon:
         token = load_token(home) if self.options.tcp_port is not None else ""
         app = make_app(self, max_body=self.options.max_body, tcp_token=token)
         self._runner, self.tcp_port = await start_listeners(app, sock=bind_unix_socket(sock_path),
-                                                            tcp_port=self.options.tcp_port)
+                                                            tcp_port=self.options.tcp_port,
+                                                            tcp_required=self.options.tcp_required)
         partial = pid_path().with_suffix(".tmp")  # readers never see half a file
         partial.write_text(json.dumps({"pid": os.getpid(), "socket": str(sock_path), "tcp_port": self.tcp_port,
                                        "started": self.started}))
@@ -154,7 +155,8 @@ class Daemon:
         counts = {state: sum(1 for j in active if j.state.value == state) for state in ACTIVE_STATES}
         return Health(api_version=API_VERSION, version=__version__, pid=os.getpid(),
                       uptime_s=round(time.time() - self.started, 3), home=str(paths.troupe_home()),
-                      executor=self.executor.name, jobs=counts, watch=self.watch.status(), stopping=self.stopping)
+                      executor=self.executor.name, jobs=counts, watch=self.watch.status(), stopping=self.stopping,
+                      tcp_port=self.tcp_port)
 
     async def register_workspace(self, root: str, *, watch: bool, overrides: dict[str, Any] | None = None) -> Any:
         """Register (idempotent) and watch or stop watching; ``overrides``, when given, replace the

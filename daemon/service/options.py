@@ -1,7 +1,8 @@
 """The daemon's own knobs, from the environment (tests and benchmarks shorten the timings).
 
     TROUPE_JOBS_CONCURRENCY   jobs running at once (default 2)
-    TROUPE_TCP_PORT           also listen on 127.0.0.1:PORT with a bearer token (0: any free port)
+    TROUPE_TCP_PORT           also listen on 127.0.0.1:PORT with a bearer token, for the run viewer and
+                              TCP clients (default 0: any free port; off or none: no TCP listener)
     TROUPE_API_MAX_BODY       largest request body in bytes (default 1 MiB)
     TROUPE_SSE_HEARTBEAT      seconds between heartbeat comments on idle streams (default 15)
     TROUPE_WATCH_DEBOUNCE     seconds of quiet before a burst of saves is handled (default 0.5)
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 from daemon.config import ConfigError
 from daemon.watch.registry import WatchOptions
 
+TCP_OFF = ("off", "none", "no", "false", "disabled")
+
 
 def _number(name: str, default: float, kind: type = float, minimum: float = 0) -> float:
     raw = os.environ.get(name, "")
@@ -37,7 +40,8 @@ def _number(name: str, default: float, kind: type = float, minimum: float = 0) -
 @dataclass
 class DaemonOptions:
     concurrency: int = 2
-    tcp_port: int | None = None
+    tcp_port: int | None = 0  # None: no TCP listener; 0: any free port
+    tcp_required: bool = False  # a port was asked for: failing to bind it stops the daemon
     max_body: int = 1 << 20
     heartbeat: float = 15.0
     executor: str | None = None
@@ -46,10 +50,15 @@ class DaemonOptions:
 
     @classmethod
     def from_env(cls) -> DaemonOptions:
-        tcp = os.environ.get("TROUPE_TCP_PORT", "")
+        tcp = os.environ.get("TROUPE_TCP_PORT", "").strip().lower()
+        off = tcp in TCP_OFF
+        port = None if off else int(_number("TROUPE_TCP_PORT", 0, int))
+        if port is not None and port > 65535:
+            raise ConfigError(f"environment variable TROUPE_TCP_PORT={tcp!r} is not a TCP port (0-65535, or off)")
         return cls(
             concurrency=int(_number("TROUPE_JOBS_CONCURRENCY", 2, int, 1)),
-            tcp_port=int(_number("TROUPE_TCP_PORT", 0, int)) if tcp else None,
+            tcp_port=port,
+            tcp_required=bool(tcp) and not off,
             max_body=int(_number("TROUPE_API_MAX_BODY", 1 << 20, int, 1024)),
             heartbeat=_number("TROUPE_SSE_HEARTBEAT", 15.0, float, 0.05),
             executor=os.environ.get("TROUPE_EXECUTOR") or None,

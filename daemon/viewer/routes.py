@@ -7,7 +7,7 @@
     GET  /viewer/api/jobs              = GET /v1/jobs
     GET  /viewer/api/jobs/{id}         = GET /v1/jobs/{id}
     GET  /viewer/api/jobs/{id}/events  = GET /v1/jobs/{id}/events (JSON pages, or SSE with Last-Event-ID)
-    POST /v1/viewer/link {job_id?}     -> {url, expires_in}: a one-time link (Unix socket or bearer token)
+    POST /v1/viewer/link ViewerLinkRequest -> ViewerLink: a one-time link (Unix socket or bearer token)
 
 Every /viewer response carries a strict Content-Security-Policy (scripts only from this origin,
 nothing inline), ``nosniff``, no referrer and no framing. The page inserts untrusted text
@@ -16,7 +16,6 @@ nothing inline), ``nosniff``, no referrer and no framing. The page inserts untru
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from aiohttp import web
 
 from daemon.api import routes as api
 from daemon.api.protocol import PREFIX as API_PREFIX
-from daemon.api.protocol import ProtocolError
+from daemon.api.protocol import ProtocolError, ViewerLink, ViewerLinkRequest
 from daemon.api.state import DAEMON
 from daemon.viewer.auth import COOKIE, LINK_TTL_S, ViewerAuth
 
@@ -99,22 +98,16 @@ routes.get(f"{PREFIX}/api/jobs/{{job_id}}/events")(api.job_events)
 @routes.post(f"{API_PREFIX}/viewer/link")
 async def make_link(request: web.Request) -> web.Response:
     """A one-time link to the viewer (on one job when ``job_id`` names one; a unique prefix will do)."""
-    raw = await request.read()
-    try:
-        body = json.loads(raw) if raw.strip() else {}
-    except ValueError:
-        raise ProtocolError("the request body is not valid JSON; send {\"job_id\": \"...\"} or nothing") from None
-    job_id = body.get("job_id") if isinstance(body, dict) else None
-    if job_id is not None and not isinstance(job_id, str):
-        raise ProtocolError(f"job_id must be a string, got {job_id!r}")
+    job_id = (await api.read_body(request, ViewerLinkRequest)).job_id  # an empty body: the job list
     auth, port = request.app[VIEWER_AUTH], getattr(request.app[DAEMON], "tcp_port", None)
     if not auth.enabled or not port:
-        raise ProtocolError("the viewer is served on the daemon's loopback TCP listener, which is off; restart "
-                            "the daemon with TROUPE_TCP_PORT=0 (any free port) or a fixed port, e.g. "
+        raise ProtocolError("the viewer is served on the daemon's loopback TCP listener, which is off (the daemon "
+                            "was started with TROUPE_TCP_PORT=off, or could not bind its port: see its log); "
+                            "restart it without TROUPE_TCP_PORT (any free port) or with a free port, e.g. "
                             "`troupe down && TROUPE_TCP_PORT=8765 troupe up`", status=409, code="no_tcp_listener")
     path = f"{PREFIX}/jobs/{await _resolve_job(request, job_id)}" if job_id else f"{PREFIX}/"
-    return web.json_response({"url": f"http://127.0.0.1:{port}{path}?token={auth.new_code()}",
-                              "expires_in": int(LINK_TTL_S)})
+    link = ViewerLink(url=f"http://127.0.0.1:{port}{path}?token={auth.new_code()}", expires_in=int(LINK_TTL_S))
+    return web.json_response(link.to_json())
 
 
 async def _resolve_job(request: web.Request, job_id: str) -> str:

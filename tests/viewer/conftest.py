@@ -76,10 +76,11 @@ def viewer_llm() -> Iterator[FakeLLM]:
 
 @pytest.fixture(scope="session")
 def viewer_daemon(viewer_llm: FakeLLM) -> Iterator[DaemonProcess]:
-    """One engine daemon for the viewer tests, listening on loopback TCP with a token."""
+    """One engine daemon for the viewer tests, with the defaults' loopback TCP listener (no
+    TROUPE_TCP_PORT: the viewer works out of the box)."""
     home = Path(tempfile.mkdtemp(prefix="trv-", dir="/tmp"))
     env = daemon_env(home, **viewer_llm.env(), TROUPE_EXECUTOR="daemon.jobs.engine:EngineExecutor",
-                     TROUPE_TCP_PORT="0", TROUPE_PRELOAD_LLM="1", TROUPE_JOBS_CONCURRENCY="1")
+                     TROUPE_PRELOAD_LLM="1", TROUPE_JOBS_CONCURRENCY="1")
     daemon = DaemonProcess(home, env).start()
     yield daemon
     daemon.stop()

@@ -107,13 +107,14 @@ def test_the_page_code_has_no_html_sinks_and_loads_nothing_from_elsewhere() -> N
 
 async def test_without_a_tcp_listener_the_link_says_how_to_turn_it_on() -> None:
     home = Path(tempfile.mkdtemp(prefix="trv-", dir="/tmp"))
-    daemon = DaemonProcess(home, daemon_env(home)).start()
+    daemon = DaemonProcess(home, daemon_env(home, TROUPE_TCP_PORT="off")).start()
     try:
         status, reply = await viewer_link(daemon)
     finally:
         daemon.stop()
         shutil.rmtree(home, ignore_errors=True)
-    assert status == 409 and "TROUPE_TCP_PORT" in reply["error"]["message"]
+    assert status == 409 and reply["error"]["code"] == "no_tcp_listener"
+    assert "TROUPE_TCP_PORT=off" in reply["error"]["message"]
 
 
 def test_codes_expire_are_spent_once_and_need_a_token() -> None:
