@@ -46,6 +46,16 @@ class JobArgs:
 
 
 @attrs.define
+class ViewerArgs:
+    """``troupe.openViewer``: the run viewer on one job (an id or a unique prefix), else the job list."""
+
+    job_id: str | None = None
+
+    def check(self) -> str | None:
+        return "jobId is empty" if self.job_id is not None and not self.job_id.strip() else None
+
+
+@attrs.define
 class AnswerArgs:
     """``troupe.answer``: answer the question a waiting job asked."""
 

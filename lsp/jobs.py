@@ -107,8 +107,17 @@ class JobFollower:
             self._end(token, f"lost the daemon ({exc}); `troupe jobs` shows how job {job.id} ends")
             return
         self._end(token, info.state if not info.error else f"{info.state}: {_short(info.error)}")
-        self.server.notify("troupe/jobFinished", {"job": info.to_json()})
-        self._tell_outcome(info)
+        url = await self.viewer_url(info.id)
+        self.server.notify("troupe/jobFinished", {"job": info.to_json(), **({"viewerUrl": url} if url else {})})
+        self._tell_outcome(info, url)
+
+    async def viewer_url(self, job_id: str) -> str | None:
+        """A one-time run viewer link on the job; None when the daemon serves no viewer."""
+        try:
+            return (await self.server.link.call(lambda c: c.viewer_link(job_id))).url
+        except DaemonError as exc:
+            log.info("no viewer link for job %s: %s", job_id, exc)
+            return None
 
     def _on_event(self, token: str | None, event: StreamEvent, seen: set[tuple[str, str]]) -> None:
         data = event.data
@@ -130,10 +139,12 @@ class JobFollower:
         self.tasks[f"ui-{id(task)}"] = task
         task.add_done_callback(lambda t: self.tasks.pop(f"ui-{id(t)}", None))
 
-    def _tell_outcome(self, info: JobInfo) -> None:
+    def _tell_outcome(self, info: JobInfo, url: str | None = None) -> None:
+        """One message, only for a failure or an answer; a failure's carries the viewer link."""
         result = info.result or {}
         if info.state == "failed":
-            self.server.say(types.MessageType.Error, f"Troupe: the {info.kind} job failed: {_short(info.error)}")
+            see = f" (see what happened: {url})" if url else ""
+            self.server.say(types.MessageType.Error, f"Troupe: the {info.kind} job failed: {_short(info.error)}{see}")
         elif info.state == "succeeded" and info.kind == "ask" and result.get("answer"):
             self.server.say(types.MessageType.Info, f"Troupe: {str(result['answer'])[:2000]}")
 

@@ -12,7 +12,7 @@ from lsprotocol import types
 
 from daemon.api.protocol import SubmitJob
 from daemon.client import DaemonError
-from lsp.arguments import AnswerArgs, AskArgs, ChangeArgs, FileArgs, FindingArgs, JobArgs
+from lsp.arguments import AnswerArgs, AskArgs, ChangeArgs, FileArgs, FindingArgs, JobArgs, ViewerArgs
 from lsp.documents import containing_root
 from lsp.rpc import command_argument, daemon_failed, invalid_params, request_failed
 from lsp.server import TroupeServer, real_path
@@ -74,6 +74,16 @@ def register(server: TroupeServer) -> None:
         root, rel = _file(ls, a.file, "troupe.test")
         job = await ls.submit(SubmitJob(kind="test", workspace=root, files=[rel] if rel else []), "Troupe: tests")
         return {"jobId": job.id}
+
+    @server.command("troupe.openViewer")
+    async def open_viewer(ls: TroupeServer, *args: Any) -> dict[str, Any]:
+        a = command_argument(ViewerArgs, args or ({},), "troupe.openViewer")
+        url = (await _daemon(ls, lambda c: c.viewer_link(a.job_id))).url
+        window = ls.client_capabilities.window
+        if not (window and window.show_document and window.show_document.support):
+            return {"url": url, "opened": False}  # the client opens it (or shows it)
+        shown = await ls.window_show_document_async(types.ShowDocumentParams(uri=url, external=True))
+        return {"url": url, "opened": bool(shown and shown.success)}
 
     @server.command("troupe.cancel")
     async def cancel(ls: TroupeServer, *args: Any) -> dict[str, Any]:
