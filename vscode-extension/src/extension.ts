@@ -30,7 +30,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const commands: TroupeCommands = new TroupeCommands({
     host, store, log, team: { executeCommand: (c, a) => team.executeCommand(c, a), request: (m, p) => team.request(m, p),
       restart: () => team.restart() },
-    chat: { show: (jobId?: string): void => chat.show(jobId), get visible(): boolean { return chat.visible; } },
+    chat: { show: (jobId?: string): void => chat.show(jobId), get visible(): boolean { return chat.visible; },
+      get shownJob(): string | undefined { return chat.shownJob; } },
     runTroupe: cliRunner(() => (team.state.kind === "running" ? team.state.command : undefined)),
   });
   const chat: ChatPanel = new ChatPanel(host, store, commands.chatActions());

@@ -25,9 +25,10 @@ export function parseFromWebview(raw: unknown): TroupeView.FromWebview | undefin
       const jobId = id(m["jobId"]);
       return jobId ? { type: "select", jobId } : undefined;
     }
-    case "cancel": {
+    case "cancel":
+    case "openViewer": {
       const jobId = id(m["jobId"]);
-      return jobId ? { type: "cancel", jobId } : undefined;
+      return jobId ? { type: m["type"], jobId } : undefined;
     }
     case "apply":
     case "discard": {

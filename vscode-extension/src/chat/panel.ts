@@ -23,6 +23,8 @@ export interface ChatActions {
   apply(changeId: string): Promise<unknown>;
   discard(changeId: string): Promise<unknown>;
   cancel(jobId: string): Promise<unknown>;
+  /** Opens the run viewer on the job in the browser (never in the webview). */
+  openViewer(jobId: string): Promise<unknown>;
 }
 
 export class ChatPanel implements Disposable {
@@ -39,6 +41,11 @@ export class ChatPanel implements Disposable {
 
   get visible(): boolean {
     return this.panel?.visible ?? false;
+  }
+
+  /** The job whose conversation the user sees right now, if any. */
+  get shownJob(): string | undefined {
+    return this.visible ? this.selected : undefined;
   }
 
   /** Whether the user can see this job's conversation right now. */
@@ -152,6 +159,9 @@ export class ChatPanel implements Disposable {
         return;
       case "cancel":
         await this.actions.cancel(message.jobId);
+        return;
+      case "openViewer":
+        await this.actions.openViewer(message.jobId);
         return;
     }
   }

@@ -22,6 +22,8 @@ declare namespace TroupeView {
     | { id: string; kind: "finding"; file: string; line: number; severity: string; message: string }
     | { id: string; kind: "state"; state: string; error?: string }
     | { id: string; kind: "result"; text: string }
+    /** "Open in viewer" on a finished job; the link itself stays in the extension. */
+    | { id: string; kind: "viewer"; jobId: string }
     | { id: string; kind: "log"; level: string; text: string };
 
   interface JobSummary {
@@ -48,5 +50,6 @@ declare namespace TroupeView {
     | { type: "apply"; changeId: string }
     | { type: "discard"; changeId: string }
     | { type: "cancel"; jobId: string }
+    | { type: "openViewer"; jobId: string }
     | { type: "ask"; prompt: string; mode: "ask" | "change" };
 }

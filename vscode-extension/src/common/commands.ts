@@ -14,11 +14,12 @@ import type { ParticipantDeps } from "../chat/participant";
 import { describeError } from "./connection";
 import { type RunTroupe, renderResults, searchExperience } from "./experience";
 import type { Disposable, EditorContext, Host, Log, QuickPickItem } from "./host";
-import type { JobStore, PendingQuestion } from "./jobs";
+import type { JobRecord, JobStore, PendingQuestion } from "./jobs";
 import { fileEditor, inside, objectArg, stringArg } from "./args";
 import { applyChange, discardChange, dismissFinding } from "./edits";
 import { ACTIVE_STATES, type AskArgs, Commands, type JobInfo, type JobStarted, Requests } from "./protocol";
 import { formatCost, formatTokens } from "./status";
+import { openJobViewer, openViewer, type ViewerDeps } from "./viewer";
 
 /** The running language server, as the commands need it (ServerManager in the extension). */
 export interface Team {
@@ -30,6 +31,8 @@ export interface Team {
 export interface ChatOpener {
   show(jobId?: string): void;
   readonly visible: boolean;
+  /** The job the visible chat view shows, if any. */
+  readonly shownJob?: string | undefined;
 }
 
 export interface CommandDeps {
@@ -56,6 +59,8 @@ export const Ids = {
   showLog: "troupe.showLog",
   restartServer: "troupe.restartServer",
   statusMenu: "troupe.statusMenu",
+  /** Not `troupe.openViewer`: that is the server's command, which the language client registers. */
+  openRunViewer: "troupe.openRunViewer",
 } as const;
 
 type Mode = AskArgs["mode"];
@@ -91,6 +96,7 @@ export class TroupeCommands {
       [Ids.showLog]: async () => this.deps.log.show(),
       [Ids.restartServer]: () => this.deps.team.restart(),
       [Ids.statusMenu]: () => this.statusMenu(),
+      [Ids.openRunViewer]: (arg) => this.openRunViewer(arg),
     };
   }
 
@@ -299,6 +305,7 @@ export class TroupeCommands {
       apply: (changeId) => this.guarded("chat: apply", () => this.applyChange({ changeId })),
       discard: (changeId) => this.guarded("chat: discard", () => this.discardChange({ changeId })),
       cancel: (jobId) => this.guarded("chat: cancel", () => this.cancelJob({ jobId })),
+      openViewer: (jobId) => this.guarded("chat: open viewer", () => openJobViewer(this.viewerDeps(), jobId)),
     };
   }
 
@@ -312,6 +319,40 @@ export class TroupeCommands {
       cancel: (jobId) => this.guarded("@troupe cancel", () =>
         this.deps.team.executeCommand(Commands.cancel, { jobId })),
     };
+  }
+
+  // ---------------------------------------------------------------- the run viewer
+
+  private viewerDeps(): ViewerDeps {
+    return { host: this.deps.host, team: this.deps.team, log: this.deps.log,
+      takeLink: (jobId) => this.deps.store.takeViewerLink(jobId) };
+  }
+
+  /**
+   * Opens the daemon's run viewer in the browser: on the job given (`{jobId}`; `{}`: the job
+   * list), else (the palette) on the one the user picks, the chat's or the current job first.
+   */
+  async openRunViewer(arg?: unknown): Promise<boolean> {
+    const target = arg === undefined ? await this.pickViewerTarget() : { jobId: stringArg(arg, "jobId") };
+    if (!target) return false;
+    return await openViewer(this.viewerDeps(), target.jobId);
+  }
+
+  private async pickViewerTarget(): Promise<{ jobId?: string | undefined } | undefined> {
+    const { store, chat } = this.deps;
+    const jobs = store.all();
+    const first = (chat.shownJob ? store.get(chat.shownJob) : undefined) ?? store.current();
+    if (!first) return {}; // no job known here: the job list
+    const item = (job: JobRecord, description: string): QuickPickItem & { jobId?: string } => ({
+      label: `${STATE_ICON[job.state] ?? ""} ${job.title}`.trim(), description, detail: `job ${job.id}`, jobId: job.id,
+    });
+    const items: (QuickPickItem & { jobId?: string })[] = [
+      item(first, first.id === chat.shownJob ? "the job in the chat" : "the current job"),
+      { label: "$(list-unordered) All jobs", description: "the run viewer's job list" },
+      ...jobs.filter((job) => job.id !== first.id).slice(0, 20).map((job) => item(job, job.state.replace(/_/g, " "))),
+    ];
+    const picked = await this.deps.host.showQuickPick(items, { title: "Troupe: open the run viewer on…" });
+    return picked ? { jobId: picked.jobId } : undefined;
   }
 
   // ---------------------------------------------------------------- experience, menu
@@ -338,6 +379,7 @@ export class TroupeCommands {
       ...(changes ? [{ label: "$(check) Apply Proposed Change", description: `${changes} waiting`,
         id: Ids.applyProposedChange }] : []),
       { label: "$(list-unordered) Show Jobs", id: Ids.showJobs },
+      { label: "$(link-external) Open Run Viewer", id: Ids.openRunViewer },
       { label: "$(output) Show Log", id: Ids.showLog },
       { label: "$(debug-restart) Restart Language Server", id: Ids.restartServer },
     ];

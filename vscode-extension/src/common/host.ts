@@ -102,6 +102,8 @@ export interface Host {
   showQuickPick<T extends QuickPickItem>(items: T[], options: PickOptions): Promise<T | undefined>;
   showMessage(kind: MessageKind, message: string, ...actions: string[]): Promise<string | undefined>;
   openSettings(query: string): Promise<void>;
+  /** Opens an http(s) URL in the browser (`vscode.env.openExternal`); false when it was not opened. */
+  openExternal(url: string): Promise<boolean>;
   /** Opens a new untitled document with this content. */
   showDocument(content: string, language: string): Promise<void>;
 

@@ -9,6 +9,7 @@
 
 import { entryFor, jobTitle } from "../chat/conversation";
 import type { Disposable } from "./host";
+import { VIEWER_LINK_TTL_MS } from "./viewer";
 import {
   ACTIVE_STATES,
   FINAL_STATES,
@@ -51,6 +52,8 @@ export interface JobRecord {
   titled: boolean;
   /** Set once the daemon's final description arrived (`troupe/jobFinished`): result and usage are in. */
   finished: boolean;
+  /** The one-time run viewer link `troupe/jobFinished` brought, until it is used or too old; never shown. */
+  viewerLink?: { url: string; at: number };
 }
 
 export type JobListener = (jobId: string, entry?: TroupeView.Entry) => void;
@@ -174,8 +177,11 @@ export class JobStore {
       state: "proposed" });
   }
 
-  /** A job's full description (`troupe/jobFinished`, `troupe/jobs`). */
-  onJob(info: JobInfo): void {
+  /**
+   * A job's full description (`troupe/jobFinished`, `troupe/jobs`). A run viewer link (only
+   * `troupe/jobFinished` has one) is kept for {@link takeViewerLink} and adds "Open in viewer".
+   */
+  onJob(info: JobInfo, viewerUrl?: string, now = Date.now()): void {
     const job = this.record(info.id, info.kind);
     job.kind = info.kind;
     job.state = info.state;
@@ -204,7 +210,20 @@ export class JobStore {
     if (error && !job.entries.some((e) => (e.kind === "state" && e.error) || (e.kind === "log" && e.text === error))) {
       this.upsert(job, { id: "error", kind: "state", state: info.state, error });
     }
+    if (viewerUrl && job.finished) {
+      job.viewerLink = { url: viewerUrl, at: now };
+      this.upsert(job, { id: "viewer", kind: "viewer", jobId: info.id });
+    }
     this.changed(info.id);
+  }
+
+  /** The job's run viewer link from `troupe/jobFinished`, once, while it is fresh; then undefined. */
+  takeViewerLink(jobId: string, now = Date.now()): string | undefined {
+    const job = this.jobs.get(jobId);
+    const link = job?.viewerLink;
+    if (!job || !link) return undefined;
+    job.viewerLink = undefined;
+    return now - link.at <= VIEWER_LINK_TTL_MS ? link.url : undefined;
   }
 
   /** The user applied or discarded a change (or that failed): the chat view shows it. */

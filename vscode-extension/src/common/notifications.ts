@@ -7,12 +7,14 @@ import type { Disposable, Log } from "./host";
 import type { JobStore } from "./jobs";
 import {
   type ChangeProposedParams,
+  type JobFinishedParams,
   type JobInfo,
   Notifications,
   type QuestionParams,
   type ServerStatus,
   type StreamEvent,
 } from "./protocol";
+import { asViewerUrl } from "./viewer";
 
 export interface NotificationSource {
   onNotification(method: string, handler: (params: unknown) => void): Disposable;
@@ -63,6 +65,14 @@ export function asJob(p: unknown): JobInfo | undefined {
   return job as unknown as JobInfo;
 }
 
+/** `troupe/jobFinished`: the job, and its run viewer link when it is an http(s) URL (else left out). */
+export function asJobFinished(p: unknown): JobFinishedParams | undefined {
+  const job = asJob(p);
+  if (!job) return undefined;
+  const url = isObj(p) ? asViewerUrl(p["viewerUrl"]) : undefined;
+  return url ? { job, viewerUrl: url } : { job };
+}
+
 export function routeNotifications(source: NotificationSource, sinks: NotificationSinks): Disposable[] {
   const route = <T>(method: string, parse: (p: unknown) => T | undefined, use: (value: T) => void): Disposable =>
     source.onNotification(method, (params) => {
@@ -81,6 +91,6 @@ export function routeNotifications(source: NotificationSource, sinks: Notificati
       sinks.store.onChangeProposed(c);
       sinks.changeProposed(c);
     }),
-    route(Notifications.jobFinished, asJob, (j) => sinks.store.onJob(j)),
+    route(Notifications.jobFinished, asJobFinished, (f) => sinks.store.onJob(f.job, f.viewerUrl)),
   ];
 }

@@ -22,6 +22,8 @@ export const Commands = {
   discardChange: "troupe.discardChange",
   dismiss: "troupe.dismiss",
   explain: "troupe.explain",
+  /** `{jobId?}` -> {@link ViewerAnswer}: a one-time run viewer link, opened by the server when it can. */
+  openViewer: "troupe.openViewer",
 } as const;
 
 /** Custom requests (client -> server). */
@@ -132,6 +134,14 @@ export interface ChangeProposedParams {
 
 export interface JobFinishedParams {
   job: JobInfo;
+  /** A one-time run viewer link on the job (spent at first use, valid 10 minutes); absent when the viewer is off. */
+  viewerUrl?: string;
+}
+
+/** `troupe.openViewer`'s answer: `opened` false leaves opening `url` to the client. */
+export interface ViewerAnswer {
+  url: string;
+  opened: boolean;
 }
 
 export interface SearchHit {

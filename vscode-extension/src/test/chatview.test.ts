@@ -42,6 +42,7 @@ describe("the chat view's HTML", () => {
     assert.ok(fs.existsSync(path.join(ROOT, STYLE)));
     assert.ok(!/^\s*(import|export)\b/m.test(script), "the CSP loads it as a classic script");
     assert.ok(!/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/.test(script));
+    assert.ok(!/location|window\.open|\.href\b|createElement\("a"\)/.test(script), "the webview never navigates");
     assert.match(script, /textContent/);
   });
 });
@@ -76,6 +77,7 @@ function setup() {
     apply: async (c) => calls.push(`apply ${c}`),
     discard: async (c) => calls.push(`discard ${c}`),
     cancel: async (j) => calls.push(`cancel ${j}`),
+    openViewer: async (j) => calls.push(`viewer ${j}`),
   };
   const chat = new ChatPanel(host, store, actions);
   return { host, store, calls, chat };
@@ -124,10 +126,14 @@ describe("the chat panel", () => {
     webview.send({ type: "answer", jobId: "j1", questionId: "q1", text: "Yes" });
     webview.send({ type: "ask", prompt: "fix it", mode: "change" });
     webview.send({ type: "cancel", jobId: "j1" });
+    webview.send({ type: "openViewer", jobId: "j1" });
+    webview.send({ type: "openViewer", jobId: "j1", url: "https://evil.example/" });
+    webview.send({ type: "openViewer", url: "https://evil.example/" });
     webview.send({ type: "apply", changeId: "c1; rm -rf" });
     webview.send({ type: "command", command: "workbench.action.terminal.new" });
     await tick();
-    assert.deepEqual(calls, ["apply c1", "discard c2", "answer j1 q1 Yes", "ask change fix it", "cancel j1"]);
+    assert.deepEqual(calls, ["apply c1", "discard c2", "answer j1 q1 Yes", "ask change fix it", "cancel j1",
+      "viewer j1", "viewer j1"]); // a URL the webview sends is never used: only the job id goes on
     store.started("j9", "ask", "t");
     webview.send({ type: "select", jobId: "j9" });
     await tick();

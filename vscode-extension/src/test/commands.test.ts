@@ -43,7 +43,8 @@ describe("commands", () => {
     assert.deepEqual([...host.commands.keys()].sort(), Object.values(Ids).sort());
     for (const id of host.commands.keys()) {
       assert.ok(!["troupe.ask", "troupe.review", "troupe.test", "troupe.cancel", "troupe.answer", "troupe.dismiss",
-        "troupe.applyChange", "troupe.discardChange", "troupe.explain", "troupe.fixApplied"].includes(id), id);
+        "troupe.applyChange", "troupe.discardChange", "troupe.explain", "troupe.fixApplied", "troupe.openViewer"]
+        .includes(id), id);
     }
   });
 

@@ -133,6 +133,13 @@ export class FakeHost implements Host {
     return this.messageAnswers.shift();
   }
   async openSettings(query: string): Promise<void> { this.settingsOpened.push(query); }
+  /** URLs opened in the browser; `externalAnswer` false: the user declined. */
+  external: string[] = [];
+  externalAnswer = true;
+  async openExternal(url: string): Promise<boolean> {
+    this.external.push(url);
+    return this.externalAnswer;
+  }
   async showDocument(content: string, language: string): Promise<void> { this.documents.push({ content, language }); }
   activeEditor(): EditorContext | undefined { return this.editor; }
   diagnostics(uri: string): DiagnosticInfo[] { return this.diagnosticsByUri.get(uri) ?? []; }

@@ -133,6 +133,14 @@ declare function acquireVsCodeApi(): { postMessage(message: TroupeView.FromWebvi
       case "log":
         box.textContent = `${entry.level}: ${entry.text}`;
         break;
+      case "viewer": {
+        // The extension opens the link in the browser; the webview never navigates.
+        const actions = el("div", "actions");
+        actions.append(button("Open in viewer", () => vscode.postMessage({ type: "openViewer", jobId: entry.jobId }),
+          true));
+        box.append(actions);
+        break;
+      }
     }
     return box;
   }
