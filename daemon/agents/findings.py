@@ -113,8 +113,8 @@ def parse_blocks(reply: str) -> list[dict[str, Any]]:
             key = _BLOCK_KEYS[match.group(1).lower()]
             if key in ("message", "file") and "message" in current:
                 flush()  # a new block starts
-            if key == "file":
-                file, key = _block_value([match.group(2)]), None
+            if key == "file":  # "**FILE: a.py**", "FILE: `a.py`"
+                file, key = _block_value([match.group(2)]).strip("*_ ").strip("`"), None
                 continue
             current[key] = [match.group(2)]
         elif key is not None and key in current and (line.strip() or key in ("quote", "replacement")):

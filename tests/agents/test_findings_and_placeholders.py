@@ -57,7 +57,7 @@ def test_findings_as_blocks_the_way_small_models_write_them():
 
 
 def test_a_file_line_applies_to_the_blocks_after_it():
-    raw = parse_findings("FILE: b.py\nBUG: one\nCODE: x = 1\nBUG: two\nCODE: y = 2\n")
+    raw = parse_findings("**FILE: b.py**\nBUG: one\nCODE: x = 1\nBUG: two\nCODE: y = 2\n")
     assert [(r["file"], r["message"], r["quote"]) for r in raw] == [("b.py", "one", "x = 1"), ("b.py", "two", "y = 2")]
 
 
