@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
+import marshal
 import os
 import random
 import shutil
@@ -48,7 +48,13 @@ class Isolation:
 
 def launcher_command(prefix: tuple[str, ...], spec: dict, argv: list[str]) -> list[str]:
     """The command that runs `argv` through the launcher (isolated Python, no site-packages)."""
-    return [*prefix, sys.executable, "-I", "-S", LAUNCHER, json.dumps(spec), "--", *argv]
+    return [*prefix, sys.executable, "-I", "-S", LAUNCHER, encode_spec(spec), "--", *argv]
+
+
+def encode_spec(spec: dict) -> str:
+    """The launcher's spec as one argv word: hex of `marshal` data, which the launcher (this same
+    interpreter, `sys.executable`) decodes without importing json (and with it re and enum)."""
+    return marshal.dumps(spec).hex()
 
 
 def _probe(prefix: tuple[str, ...], *, confine: bool, uid: int | None, user_namespace: bool) -> str:
@@ -88,7 +94,10 @@ def read_status(fd: int) -> dict:
     data = b""
     with contextlib.suppress(BlockingIOError), os.fdopen(fd, "rb") as status:
         data = status.read() or b""
-    return json.loads(data) if data else {}
+    if not data:
+        return {}
+    report = marshal.loads(data)
+    return report if isinstance(report, dict) else {}
 
 
 @functools.cache

@@ -1,8 +1,11 @@
 """The sandbox launcher: the first process inside a sandbox.
 
-`daemon.sandbox.runner` starts it as `python -I -S launch.py SPEC_JSON -- PROGRAM ARGS...`,
-usually under `unshare --net --mount --pid --fork --mount-proc`, so it is PID 1 of a fresh PID
-namespace. Standard library only: it runs without site-packages. It
+`daemon.sandbox.runner` starts it as `python -I -S launch.py SPEC -- PROGRAM ARGS...`, usually
+under `unshare --net --mount --pid --fork --mount-proc`, so it is PID 1 of a fresh PID namespace.
+Standard library only: it runs without site-packages. It starts on every sandboxed run, so it
+imports only what it needs (no json, re or signal: they pull in enum and the regex compiler,
+which was most of its start-up); SPEC and the report are hex-encoded `marshal` data from and for
+the daemon's own interpreter (`daemon.sandbox.isolation.encode_spec`, `read_status`). It
 
 1. confines writes (spec "confine_writes"): bind-mounts each writable path onto itself and
    remounts every other mount read-only; when the program will run as another uid, directories
@@ -11,7 +14,7 @@ namespace. Standard library only: it runs without site-packages. It
 2. forks the program: the child sets the resource limits, drops to the unprivileged uid (or,
    in a user namespace, drops every capability), sets no_new_privs and execs;
 3. reaps every process until the program exits, then writes {"status": <wait status>} (or
-   {"setup_error": "..."}) to the status pipe and exits; as PID 1 its exit kills whatever the
+   {"setup_error": "..."}, marshalled) to the status pipe and exits; as PID 1 its exit kills whatever the
    program left running.
 """
 
@@ -19,11 +22,9 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import json
+import marshal
 import os
-import re
 import resource
-import signal
 import sys
 import warnings  # noqa: F401  os.execvp imports it lazily, maybe after we can no longer read the stdlib
 
@@ -40,6 +41,7 @@ KEPT_FLAGS = {
     "relatime": MS_RELATIME,
 }
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
+SIGKILL = 9  # the same on every Linux architecture; importing `signal` costs milliseconds (enum)
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -64,12 +66,24 @@ def _prctl(option: int, value: int) -> None:
     _check(libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl({option})")
 
 
+def unescape_octal(text: str) -> str:
+    """Undo mountinfo's escapes: `\\040` (space), `\\011`, `\\012`, `\\134` become the character."""
+    parts = text.split("\\")
+    out = [parts[0]]
+    for part in parts[1:]:
+        digits = part[:3]
+        if len(digits) == 3 and all(c in "01234567" for c in digits):
+            out.append(chr(int(digits, 8)) + part[3:])
+        else:
+            out.append("\\" + part)
+    return "".join(out)
+
+
 def _mount_table() -> list[tuple[str, set[str]]]:
     """(mount point, per-mount options) for every mount we can see."""
     with open("/proc/self/mountinfo", encoding="utf-8") as table:
         rows = [line.split() for line in table]
-    unescape = lambda text: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), text)  # noqa: E731
-    return [(unescape(row[4]), set(row[5].split(","))) for row in rows]
+    return [(unescape_octal(row[4]), set(row[5].split(","))) for row in rows]
 
 
 def _blocked_ancestor(path: str, uid: int) -> str | None:
@@ -138,19 +152,19 @@ def become_sandboxed(spec: dict) -> None:
     elif spec.get("drop_capabilities"):
         _drop_capabilities()
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a credential change cleared the launcher's
+    _prctl(PR_SET_PDEATHSIG, SIGKILL)  # a credential change cleared the launcher's
     os.chdir(spec["cwd"])
 
 
 def _report(status_fd: int, report: dict) -> None:
-    os.write(status_fd, json.dumps(report).encode())
+    os.write(status_fd, marshal.dumps(report))
 
 
 def main(argv: list[str]) -> None:
-    spec, program = json.loads(argv[1]), argv[3:]
+    spec, program = marshal.loads(bytes.fromhex(argv[1])), argv[3:]
     status_fd = spec["status_fd"]
     os.set_inheritable(status_fd, False)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the daemon died: so do we
+    _prctl(PR_SET_PDEATHSIG, SIGKILL)  # the daemon died: so do we
     if spec.get("confine_writes"):
         try:
             confine_writes(spec["writable"], spec.get("readable", []), spec.get("uid"))
