@@ -11,6 +11,7 @@ Static checks (ruff) run before the reviewer, so the model does not spend tokens
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import logging
 import os
@@ -124,8 +125,15 @@ async def _pytest(root: Path, argv: list[str], timeout: float) -> tuple[TestRepo
     report_path = root / f".troupe-junit-{uuid.uuid4().hex}.xml"
     junit = [f"--junitxml={report_path.name}", "-o", "junit_family=xunit1"]
     full = [*argv, "-p", "no:cacheprovider", "--color=no", *junit]
+    env = {}
+    if argv[0] == sys.executable:
+        # Troupe's own interpreter: its test tools' plugins (pytest-lsp, ...) are not the project's and
+        # cost ~0.7 s a run; keep only pytest-asyncio, which projects commonly rely on.
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        if importlib.util.find_spec("pytest_asyncio") is not None:
+            full += ["-p", "pytest_asyncio.plugin"]
     try:
-        result = await _sandboxed(root, full, timeout)
+        result = await _sandboxed(root, full, timeout, env)
         xml = report_path.read_text(encoding="utf-8", errors="replace") if report_path.is_file() else ""
     finally:
         report_path.unlink(missing_ok=True)
@@ -172,10 +180,11 @@ async def _entry(root: Path, argv: list[str], seconds: float) -> TestReport:
                       output_tail=tail, seconds=result.duration_s, timed_out=result.timed_out and not ok)
 
 
-async def _sandboxed(root: Path, argv: list[str], timeout: float) -> SandboxResult:
+async def _sandboxed(root: Path, argv: list[str], timeout: float, env: dict[str, str] | None = None) -> SandboxResult:
     """Run ``argv`` in the sandbox with the project importable (root, and ``src/`` for src layouts)."""
     paths = [str(root)] + ([str(root / "src")] if (root / "src").is_dir() else [])
-    result = await run_sandboxed(argv, cwd=root, timeout=timeout, env={"PYTHONPATH": os.pathsep.join(paths)})
+    env = {**(env or {}), "PYTHONPATH": os.pathsep.join(paths)}
+    result = await run_sandboxed(argv, cwd=root, timeout=timeout, env=env)
     log.debug("sandboxed %s: exit %s in %.1f s; %s", argv[:4], result.returncode, result.duration_s, result.notes)
     return result
 

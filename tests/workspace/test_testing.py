@@ -111,3 +111,18 @@ async def test_ruff_finds_an_unused_import_and_a_syntax_error(tmp_path: Path) ->
     assert "`os` imported but unused" in unused[0].message and unused[0].fixable
     assert any(i.file == "pkg/broken.py" and i.code == "invalid-syntax" for i in issues)
     assert await static_check(tmp_path, files=["notes.md", "pkg/deleted.py", "../outside.py"]) == []
+
+
+async def test_the_projects_tests_run_without_troupes_own_pytest_plugins_but_async_tests_work(tmp_path: Path) -> None:
+    write(tmp_path, "test_plugins.py", (
+        "import sys\n"
+        "import pytest\n\n\n"
+        "def test_troupes_test_tools_are_not_loaded():\n"
+        "    assert 'pytest_lsp' not in sys.modules\n\n\n"
+        "@pytest.mark.asyncio\n"
+        "async def test_async_tests_still_run():\n"
+        "    assert True\n"
+    ))
+    report = await run_tests(tmp_path)
+    assert report.ok, report.summary()
+    assert report.passed == 2
