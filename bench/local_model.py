@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from daemon.api.protocol import FINAL_STATES, SubmitJob  # noqa: E402
+from daemon.api.protocol import SubmitJob  # noqa: E402
 from daemon.client import DaemonClient  # noqa: E402
 from daemon.config import ModelSettings  # noqa: E402
 from daemon.llm.gateway import Gateway  # noqa: E402
@@ -58,7 +58,7 @@ async def load_and_speed(model: Path, runs: int) -> None:
 
 
 async def jobs(home: Path, runs: int) -> None:
-    from tests.daemon.conftest import DaemonProcess, daemon_env
+    from tests.daemon.conftest import DaemonProcess, daemon_env, wait_for
 
     repo = Path(tempfile.mkdtemp(prefix="bench-local-repo-"))
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -69,7 +69,7 @@ async def jobs(home: Path, runs: int) -> None:
     try:
         async with DaemonClient(daemon.socket, autostart=False) as client:
             warm = await client.submit(SubmitJob(kind="ask", workspace=str(repo), prompt="Say ready."))
-            await _wait(client, warm.id)  # the local server is up and litellm imported before timing
+            await wait_for(client, warm.id, timeout=900)  # the local server is up and litellm imported before timing
             for kind in ("review", "ask"):
                 times, tokens = [], []
                 for run in range(runs):  # a different file and question each run: no reply comes from a cache
@@ -78,7 +78,7 @@ async def jobs(home: Path, runs: int) -> None:
                     request = SubmitJob(kind="review", workspace=str(repo), files=["stats.py"]) if kind == "review" \
                         else SubmitJob(kind="ask", workspace=str(repo), prompt=question)
                     started = time.perf_counter()
-                    job = await _wait(client, (await client.submit(request)).id)
+                    job = await wait_for(client, (await client.submit(request)).id, timeout=900)
                     times.append(time.perf_counter() - started)
                     tokens.append(job.usage.total_tokens)
                     assert job.state == "succeeded", job.error
@@ -86,17 +86,6 @@ async def jobs(home: Path, runs: int) -> None:
                       f"{statistics.median(tokens):.0f} tokens  (runs: " + ", ".join(f"{x:.1f}" for x in times) + ")")
     finally:
         daemon.stop()
-
-
-async def _wait(client: DaemonClient, job_id: str, timeout: float = 900) -> object:
-    deadline = time.monotonic() + timeout
-    while True:
-        job = await client.job(job_id)
-        if job.state in FINAL_STATES:
-            return job
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"job {job_id} still {job.state}")
-        await asyncio.sleep(0.2)
 
 
 def main() -> None:
