@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -50,6 +51,7 @@ from daemon.workspace.change import apply_change
 from tests.fakes.llm_server import FakeLLM
 
 ROOT = Path(__file__).resolve().parents[1]
+CORES = len(os.sched_getaffinity(0))
 ACTOR_REPLY = "```python app.py\ndef f(x):\n    return 2 * x\n```"
 CRITIC_REPLY = "Name the constant in app.py."
 COMMENT = "app.py: mark the code as reviewed."
@@ -210,7 +212,49 @@ def passes(change) -> bool:  # type: ignore[no-untyped-def]
         return subprocess.run([sys.executable, "check.py"], cwd=folder, capture_output=True, timeout=30).returncode == 0
 
 
-async def croto(tasks: int, teams: int, latency: float, p_right: float) -> dict[int, dict]:
+class CrotoServer:
+    """The scripted fake model in its own process, as a real model server would be: its CPU is not
+    the client's (on two cores an in-process fake took ~1/3 of the teams' event loop)."""
+
+    def __init__(self, latency: float, p_right: float, seed: int) -> None:
+        self.argv = [sys.executable, str(Path(__file__).resolve()), "--serve-croto", "--croto-latency", str(latency),
+                     "--p-right", str(p_right), "--seed", str(seed)]
+
+    def __enter__(self) -> str:
+        self.process = subprocess.Popen(self.argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline().strip()  # type: ignore[union-attr]
+        if not line.startswith("FAKE_LLM_URL="):
+            self.process.kill()
+            raise RuntimeError(f"the fake server did not start: {line!r}")
+        return line.split("=", 1)[1]
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+async def serve_croto(latency: float, p_right: float, seed: int) -> None:
+    import signal
+
+    llm = FakeLLM(latency=latency)
+    script_croto(llm, p_right, seed)
+    await llm.start()
+    print(f"FAKE_LLM_URL={llm.url}", flush=True)
+    done = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(signum, done.set)
+    await done.wait()
+    await llm.stop()
+
+
+def cpu_seconds() -> float:
+    """CPU of this process and its finished children (sandboxed test runs, ruff), not the server's."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+async def croto(tasks: int, teams: int, latency: float, p_right: float,
+                options: dict | None = None) -> dict[int, dict]:
     results: dict[int, dict] = {}
     await asyncio.to_thread(import_litellm)  # once, before any timing
     with tempfile.TemporaryDirectory() as folder:
@@ -219,23 +263,24 @@ async def croto(tasks: int, teams: int, latency: float, p_right: float) -> dict[
         chain = load_chain_file(path)
         chains = ChainSet({chain.name: chain}, chain.roles)
         for count in (1, teams):
-            async with FakeLLM(latency=latency) as llm:
-                script_croto(llm, p_right, seed=count)
-                settings = ModelSettings(default="openai/fake-model", api_base=llm.api_base, api_key=Secret("sk-fake"),
+            with CrotoServer(latency, p_right, seed=count) as url:
+                settings = ModelSettings(default="openai/fake-model", api_base=f"{url}/v1", api_key=Secret("sk-fake"),
                                          max_retries=1, concurrency=2 * teams)
                 gateway = Gateway(settings)
-                walls, tokens, good = [], [], 0
+                walls, tokens, cpu, good = [], [], [], 0
                 await gateway.complete([{"role": "user", "content": "warm up"}])  # litellm's first call is slow
                 for k in range(1, tasks + 1):
                     runner = TeamsRunner(gateway, _ignore, settings=Settings(model=settings), chains=chains,
-                                         options={"teams": count} if count > 1 else {})
-                    began = time.perf_counter()
+                                         options={"teams": count, **(options or {})} if count > 1 else {})
+                    began, cpu_began = time.perf_counter(), cpu_seconds()
                     outcome = await runner.run(JobSpec(chain="bench", task=f"task {k}: write f(x) = {k}x",
                                                        test_command="python check.py"))
                     walls.append(time.perf_counter() - began)
+                    cpu.append(cpu_seconds() - cpu_began)
                     tokens.append(outcome.usage.tokens)
                     good += passes(outcome.change)
-            results[count] = {"wall": sum(walls) / tasks, "tokens": sum(tokens) / tasks, "quality": good / tasks}
+            results[count] = {"wall": sum(walls) / tasks, "tokens": sum(tokens) / tasks, "quality": good / tasks,
+                              "cpu": sum(cpu) / tasks}
     return results
 
 
@@ -253,21 +298,30 @@ def main() -> None:
     parser.add_argument("--p-right", type=float, default=0.35)
     parser.add_argument("--croto-latency", type=float, action="append",
                         help="latency for the Croto runs (repeatable; default: --latency)")
+    parser.add_argument("--merge", choices=("always", "when-needed"), action="append",
+                        help="Croto's merge setting (repeatable; default: always)")
     parser.add_argument("--skip-http", action="store_true", help="skip the full-stack MacNet run")
     parser.add_argument("--skip-macnet", action="store_true", help="only the Croto runs")
+    parser.add_argument("--serve-croto", action="store_true", help=argparse.SUPPRESS)  # the fake, in its process
+    parser.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_croto:
+        asyncio.run(serve_croto(args.croto_latency[0], args.p_right, args.seed))
+        return
     if not args.skip_macnet:
         macnet(args)
-    for latency in args.croto_latency or [args.latency]:
+    for latency, merge in itertools.product(args.croto_latency or [args.latency], args.merge or ["always"]):
         print(f"\n## Croto: 1 team vs {args.teams} teams, {args.tasks} tasks, latency {latency * 1000:.0f} ms, "
-              f"programmer right with p = {args.p_right}")
-        result = asyncio.run(croto(args.tasks, args.teams, latency, args.p_right))
+              f"programmer right with p = {args.p_right}, merge = {merge}")
+        result = asyncio.run(croto(args.tasks, args.teams, latency, args.p_right, {"merge": merge}))
         one, many = result[1], result[args.teams]
         for count, row in result.items():
-            print(f"{count} team(s): wall {row['wall']:.2f} s/task, quality {row['quality']:.2f}, "
-                  f"tokens {row['tokens']:.0f}/task")
+            print(f"{count} team(s): wall {row['wall']:.2f} s/task, CPU {row['cpu']:.2f} s/task, "
+                  f"quality {row['quality']:.2f}, tokens {row['tokens']:.0f}/task")
+        floor = max(one["wall"], many["cpu"] / CORES)
         print(f"wall-time ratio {args.teams} teams / 1 team: {many['wall'] / one['wall']:.2f}; "
-              f"tokens x{many['tokens'] / one['tokens']:.1f}")
+              f"tokens x{many['tokens'] / one['tokens']:.1f}; on {CORES} cores {args.teams} teams cannot take less "
+              f"than max(1 team's wall, their CPU / cores) = {floor:.2f} s/task (ratio {floor / one['wall']:.2f})")
 
 
 def macnet(args: argparse.Namespace) -> None:

@@ -95,7 +95,7 @@ class SubmitJob(Message):
         for name in self.files:
             if name.startswith("/") or ".." in name.replace("\\", "/").split("/") or not name.strip():
                 raise ProtocolError(f"file {name!r} must be a path inside the workspace, relative to its root")
-        try:  # options.teams / topology / agents / orchestrator: see daemon.teams.config
+        try:  # options.teams / topology / agents / orchestrator / merge: see daemon.teams.config
             parse_options(self.options)
         except TeamsConfigError as exc:
             raise ProtocolError(f"options.{exc}") from None

@@ -15,6 +15,7 @@ from daemon.cli.experience import cmd_experience
 from daemon.cli.follow import submit_and_follow
 from daemon.cli.render import finding_line, job_line
 from daemon.client import DaemonClient, DaemonError
+from daemon.teams.config import OPTION_KEYS
 
 
 def repo_root(start: str | os.PathLike[str] | None = None) -> Path:
@@ -143,7 +144,7 @@ async def cmd_cancel(client: DaemonClient, args: argparse.Namespace) -> int:
 async def cmd_submit(client: DaemonClient, args: argparse.Namespace) -> int:
     if args.command == "ask":
         root, files = workspace_of(args, args.file)
-        scale = {key: getattr(args, key) for key in ("teams", "topology", "agents", "orchestrator")
+        scale = {key: getattr(args, key) for key in OPTION_KEYS
                  if getattr(args, key, None) is not None}  # checked by SubmitJob.validate
         request = SubmitJob(kind=args.kind, workspace=root, prompt=args.prompt, files=files, options=scale)
     elif args.command == "review":

@@ -25,7 +25,7 @@ def _follow(p: argparse.ArgumentParser) -> None:
 
 
 def _scale(p: argparse.ArgumentParser) -> None:
-    from daemon.teams.config import ORCHESTRATORS, TOPOLOGIES  # a small module: --help stays fast
+    from daemon.teams.config import MERGE_WHEN, ORCHESTRATORS, TOPOLOGIES  # a small module: --help stays fast
 
     g = p.add_argument_group("teams at scale (override the chain file's keys)")
     g.add_argument("--teams", type=int, metavar="N", help="N teams solve the task at once; their solutions "
@@ -34,6 +34,8 @@ def _scale(p: argparse.ArgumentParser) -> None:
     g.add_argument("--agents", type=int, metavar="N", help="agents in the network (default 8)")
     g.add_argument("--orchestrator", choices=ORCHESTRATORS,
                    help="pick the next agent among the chain's loops: a heuristic, or a policy learnt from outcomes")
+    g.add_argument("--merge", choices=MERGE_WHEN, help="Croto: always merge the best solutions (default), or "
+                   "stop at one whose tests pass with nothing unfinished and no lint")
 
 
 def build_parser() -> argparse.ArgumentParser:

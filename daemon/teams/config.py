@@ -10,9 +10,11 @@ In a chain file (all keys optional; the defaults run the chain once, in its writ
     agents = 32
     network_phase = "coding"           # default: the chain's first phase that writes code
     orchestrator = "learned"           # "heuristic" or "learned": who picks the next loop to run
+    merge = "when-needed"              # Croto: "always" (default) merge the best; "when-needed" stops
+                                       # at a flawless solution (tests pass, nothing unfinished, no lint)
 
 On the command line: ``troupe ask --kind change --teams 4 --topology small-world --agents 32
---orchestrator learned``; those travel as the job's ``options`` and win over the chain file.
+--orchestrator learned --merge when-needed``; those travel as the job's ``options`` and win over the chain file.
 
 This module imports nothing from the engine, so the loader and the API protocol can use it.
 """
@@ -24,9 +26,10 @@ from typing import Any
 
 TOPOLOGIES = ("chain", "star", "tree", "mesh", "layered", "small-world", "random")
 ORCHESTRATORS = ("heuristic", "learned")
+MERGE_WHEN = ("always", "when-needed")
 MAX_TEAMS = 16
 MAX_AGENTS = 5000
-OPTION_KEYS = ("teams", "topology", "agents", "orchestrator")  # what a job's options may override
+OPTION_KEYS = ("teams", "topology", "agents", "orchestrator", "merge")  # what a job's options may override
 
 
 class TeamsConfigError(ValueError):
@@ -47,6 +50,7 @@ class TeamsConfig:
     agents: int | None = None
     network_phase: str | None = None
     orchestrator: str | None = None
+    merge: str = "always"
 
     @property
     def plain(self) -> bool:
@@ -69,7 +73,7 @@ class TeamsConfig:
 
     def with_options(self, options: dict[str, Any]) -> TeamsConfig:
         """This configuration with a job's options (``teams``, ``topology``, ``agents``,
-        ``orchestrator``) on top; a value of None leaves the chain's setting."""
+        ``orchestrator``, ``merge``) on top; a value of None leaves the chain's setting."""
         given = {k: v for k, v in parse_options(options).items() if v is not None}
         return replace(self, **given)
 
@@ -126,6 +130,8 @@ def parse_teams_config(data: dict[str, Any]) -> TeamsConfig:
         values["network_phase"] = _strings("network_phase", [data["network_phase"]])[0]
     if "orchestrator" in data:
         values["orchestrator"] = _choice("orchestrator", data["orchestrator"], ORCHESTRATORS)
+    if "merge" in data:
+        values["merge"] = _choice("merge", data["merge"], MERGE_WHEN)
     if "agents" in values and "topology" not in values:
         raise TeamsConfigError("agents", "agents needs a topology (for example topology = \"small-world\")")
     return TeamsConfig(**values)
@@ -141,6 +147,6 @@ def parse_options(options: dict[str, Any]) -> dict[str, Any]:
         if key in ("teams", "agents"):
             out[key] = _int(key, value, 1, MAX_TEAMS if key == "teams" else MAX_AGENTS)
         else:
-            out[key] = _choice(key, value, TOPOLOGIES if key == "topology" else ORCHESTRATORS)
+            out[key] = _choice(key, value, {"topology": TOPOLOGIES, "orchestrator": ORCHESTRATORS}.get(key, MERGE_WHEN))
     return out
 

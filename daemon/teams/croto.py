@@ -3,7 +3,9 @@
 The chain is cut after each step named in ``pool_after`` (and at its end). Every team runs a
 segment in its own scratch copy, at its own temperature (and model, if given); then their
 solutions are pooled (:class:`~daemon.teams.pool.Pool`: score, keep the top half when more
-than 4 wait, merge groups under the context budget) and every team continues the next segment
+than 4 wait, merge groups under the context budget; ``merge = "when-needed"`` stops at a
+flawless one). When the pool will score, each team's solution is scored as the team finishes,
+while the others still work, so only the merge waits for the last team. Every team continues the next segment
 from the one merged solution (a checkpoint, so the engine's resume does the work). After the
 last segment the merged solution is tested and becomes the job's proposed change.
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,8 @@ from daemon.teams.solution import BaseReader, Solution, no_base
 from daemon.teams.team_gateway import TeamGateway
 from daemon.workspace import testing
 from daemon.workspace.paths import confine
+
+Prescore = Callable[[Solution], Awaitable[None]]
 
 
 @dataclass
@@ -107,11 +112,14 @@ class CrossTeams:
         reader = workspace_reader(spec.workspace if self.chain.start == "repository" else None)
         final: Solution | None = None
         for end in self.segments(start):
-            solutions = await self._segment(spec, checkpoint, end, reader)
+            pool = self._pool(spec)
+            solutions = await self._segment(spec, checkpoint, end, reader, pool)
             if not solutions:
                 errors = "; ".join(f"team {r['team']}: {r['error']}" for r in self.reports if r["error"])
                 return self._outcome("failed", None, started, error=f"all {self.config.teams} teams failed: {errors}")
-            final = await self._pool(spec, solutions, end)
+            final = await pool.reduce(solutions)
+            self.pools.append({"after": self.chain.steps[end - 1].name, "solutions": len(solutions),
+                               "rounds": pool.rounds, "merges": pool.merges, "result": final.label})
             checkpoint = self._merged_checkpoint(final, end)
             if end < len(self.chain.steps) and self.on_checkpoint is not None:
                 await self.on_checkpoint(f"pool after {self.chain.steps[end - 1].name}", checkpoint)
@@ -119,15 +127,16 @@ class CrossTeams:
         return await self._finish(spec, final, started)
 
     async def _segment(self, spec: JobSpec, checkpoint: dict[str, Any] | None, end: int,
-                       reader: BaseReader) -> list[Solution]:
+                       reader: BaseReader, pool: Pool) -> list[Solution]:
         chains = ChainSet({self.chain.name: replace(self.chain, steps=self.chain.steps[:end])}, self.chain.roles)
         alive = [t for t in range(self.config.teams) if self.reports[t]["status"] != "failed"]
+        score = pool.prescore if pool.scores(len(alive)) else None
         async with asyncio.TaskGroup() as group:
-            tasks = {t: group.create_task(self._team(t, spec, checkpoint, chains, reader)) for t in alive}
+            tasks = {t: group.create_task(self._team(t, spec, checkpoint, chains, reader, score)) for t in alive}
         return [s for s in (tasks[t].result() for t in alive) if s is not None]
 
     async def _team(self, team: int, spec: JobSpec, checkpoint: dict[str, Any] | None, chains: ChainSet,
-                    reader: BaseReader) -> Solution | None:
+                    reader: BaseReader, score: Prescore | None = None) -> Solution | None:
         events = _TeamEvents(self.emit, team)
         gateway = TeamGateway(self.gateway, temperature=self.config.temperature(team), model=self.config.model(team))
         runner = ChainRunner(gateway, events, self.ask_human if team == 0 else None, self.settings, chains=chains,
@@ -139,8 +148,11 @@ class CrossTeams:
             return None
         self.reports[team]["status"] = "succeeded"
         cp = outcome.checkpoint
-        return Solution(f"team {team}", dict(cp.get("files") or {}), reader, conclusions=dict(cp["conclusions"]),
-                        test_report=outcome.test_report if events.tests_fresh else None, origin=cp)
+        solution = Solution(f"team {team}", dict(cp.get("files") or {}), reader, conclusions=dict(cp["conclusions"]),
+                            test_report=outcome.test_report if events.tests_fresh else None, origin=cp)
+        if score is not None:
+            await score(solution)
+        return solution
 
     async def _merge_call(self, messages: list[dict[str, str]], role: str, temperature: float | None) -> str:
         began = time.monotonic()
@@ -157,17 +169,13 @@ class CrossTeams:
         await self.emit(Event(EventKind.LOG, {"level": data.get("level", "info"),
                                               "text": text, "team": "pool", "pool": data}, job_id=self._spec.job_id))
 
-    async def _pool(self, spec: JobSpec, solutions: list[Solution], end: int) -> Solution:
+    def _pool(self, spec: JobSpec) -> Pool:
         budget = int(self.settings.model.context_window * CONTEXT_SHARE * 4)
         scorer = self.scorer or WorkspaceScorer(spec.workspace if self.chain.start == "repository" else None,
                                                 test_command=spec.test_command or self.settings.test_command,
                                                 scratch_dir=self.scratch_dir)
         merger = Merger(self._merge_call, spec.task, warn=lambda text: self._say(text, {"level": "warning"}))
-        pool = Pool(merger, scorer, budget, say=self._say)
-        best = await pool.reduce(solutions)
-        self.pools.append({"after": self.chain.steps[end - 1].name, "solutions": len(solutions),
-                           "rounds": pool.rounds, "merges": pool.merges, "result": best.label})
-        return best
+        return Pool(merger, scorer, budget, say=self._say, merge_when=self.config.merge)
 
     def _merged_checkpoint(self, solution: Solution, end: int) -> dict[str, Any]:
         origin = dict(solution.origin or {})

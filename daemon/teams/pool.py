@@ -8,14 +8,25 @@ Identical solutions count once. Each round: when more than ``prune_above`` (4) s
 wait, score each and keep the top half; pack the rest greedily into groups that fit the context
 budget (largest first, first fit); one model call merges each group of two or more. Repeat until
 one remains. When no two solutions fit in one prompt, the best-scored one is the result.
+
+``merge="when-needed"`` scores every round and stops as soon as the best solution is flawless
+(its tests ran and pass, nothing unfinished, no lint): a merge cannot raise that score, and it
+costs a model call in sequence. The default, ``"always"``, merges as Croto does, for what the
+score cannot see (a second team's edge cases, docs, tests).
+
+Scoring may start before everything has arrived: :meth:`Pool.prescore` scores a solution as its
+team finishes, together with any others that finish while a batch runs (one ruff run for all),
+so the wait for the last team overlaps the scoring of the first ones.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from daemon.teams.config import MERGE_WHEN
 from daemon.teams.merge import describe, ranked
 from daemon.teams.scoring import Scorer
 from daemon.teams.solution import Solution
@@ -56,12 +67,41 @@ def greedy_groups(solutions: list[Solution], budget_chars: int, max_group: int |
 
 class Pool:
     def __init__(self, merge: Merge, score: Scorer, budget_chars: int, *, say: Say | None = None,
-                 prune_above: int = 4, max_group: int | None = None, score_concurrency: int = 4) -> None:
+                 prune_above: int = 4, max_group: int | None = None, score_concurrency: int = 4,
+                 merge_when: str = "always") -> None:
+        if merge_when not in MERGE_WHEN:
+            raise ValueError(f"merge_when must be one of {MERGE_WHEN}, got {merge_when!r}")
         self.merge, self.score, self.budget_chars, self.say = merge, score, budget_chars, say
-        self.prune_above, self.max_group = prune_above, max_group
+        self.prune_above, self.max_group, self.merge_when = prune_above, max_group, merge_when
         self._score_slots = asyncio.Semaphore(score_concurrency)
+        self._arrived: list[tuple[Solution, asyncio.Future[None]]] = []
+        self._batching = asyncio.Lock()
         self.rounds: list[dict[str, Any]] = []
         self.merges = 0
+
+    def scores(self, count: int) -> bool:
+        """Whether pooling ``count`` solutions scores them (so they may be scored as they arrive)."""
+        return count > self.prune_above or self.merge_when == "when-needed"
+
+    async def prescore(self, solution: Solution) -> None:
+        """Score ``solution`` now, in one batch with any that arrive while a batch is running.
+
+        A failure here is not the caller's: the solution stays unscored and :meth:`reduce`
+        scores it again (and reports what went wrong then)."""
+        arrived = asyncio.get_running_loop().create_future()
+        self._arrived.append((solution, arrived))
+        await asyncio.sleep(0)  # teams finishing in the same moment go in one batch
+        async with self._batching:
+            if arrived.done():  # an earlier batch took it
+                return
+            batch, self._arrived = self._arrived, []
+            try:
+                with contextlib.suppress(Exception):  # left unscored: reduce() scores it again, and raises
+                    await self.score_all([s for s, _ in batch])
+            finally:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_result(None)
 
     async def _scored(self, solution: Solution) -> Solution:
         if solution.score is None:
@@ -84,16 +124,20 @@ class Pool:
         waiting = distinct(solutions)
         while len(waiting) > 1:
             report: dict[str, Any] = {"round": len(self.rounds) + 1, "waiting": len(waiting)}
-            if len(waiting) > self.prune_above:
+            if self.scores(len(waiting)):
                 waiting = ranked(await self.score_all(waiting))
                 report["scores"] = describe(waiting)
+                best = waiting[0]
+                if self.merge_when == "when-needed" and best.score is not None and best.score.flawless:
+                    report["result"] = f"{best.label} is flawless (tests pass, nothing unfinished, no lint): no merge"
+                    await self._report(report)
+                    return best
+            if len(waiting) > self.prune_above:
                 waiting = waiting[:(len(waiting) + 1) // 2]
                 report["kept"] = [s.label for s in waiting]
             groups = greedy_groups(waiting, self.budget_chars, self.max_group)
             report["groups"] = [[s.label for s in g] for g in groups]
-            self.rounds.append(report)
-            if self.say is not None:
-                await self.say(_round_text(report), report)
+            await self._report(report)
             if all(len(g) == 1 for g in groups):
                 best = ranked(await self.score_all(waiting))[0]
                 report["result"] = f"no two solutions fit in one prompt; kept the best, {best.label}"
@@ -101,6 +145,11 @@ class Pool:
             merged = await asyncio.gather(*(self._merge(g) for g in groups))
             waiting = distinct(list(merged))
         return waiting[0]
+
+    async def _report(self, report: dict[str, Any]) -> None:
+        self.rounds.append(report)
+        if self.say is not None:
+            await self.say(_round_text(report), report)
 
     async def _merge(self, group: list[Solution]) -> Solution:
         if len(group) == 1:
@@ -113,5 +162,7 @@ def _round_text(report: dict[str, Any]) -> str:
     text = f"pool round {report['round']}: {report['waiting']} solution(s) waiting"
     if "kept" in report:
         text += f", kept the top {len(report['kept'])} by score"
+    if "groups" not in report:
+        return f"{text}; {report['result']}"
     sizes = [len(g) for g in report["groups"]]
     return text + f"; {sum(1 for n in sizes if n > 1)} merge(s) of groups sized {sizes}"

@@ -54,7 +54,7 @@ async def static_score(solution: Solution) -> Score:
             except SyntaxError:
                 parses = False
                 break
-    return Score(1.0 if parses else 0.0, placeholders, unimplemented, tests="not run (syntax only)")
+    return Score(1.0 if parses else 0.0, placeholders, unimplemented, tests="not run (syntax only)", tested=False)
 
 
 async def materialize(solution: Solution, workspace: Path | None, scratch_dir: Path | None = None) -> Scratch:

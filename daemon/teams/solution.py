@@ -39,6 +39,7 @@ class Score:
     unimplemented: int = 0
     lint: int = 0
     tests: str = ""  # what was run, for reports
+    tested: bool = True  # False when no test ran (executability then only says the code parses)
 
     @property
     def completeness(self) -> float:
@@ -47,6 +48,12 @@ class Score:
     @property
     def value(self) -> float:
         return (10 * self.executability + self.completeness) * 10_000 - 100 * self.unimplemented - self.lint
+
+    @property
+    def flawless(self) -> bool:
+        """Tests ran and all passed, nothing is left unfinished, ruff found nothing: the most this
+        score can say, so a merge cannot improve it by any measure Croto has."""
+        return self.tested and self.executability == 1.0 and not (self.placeholders or self.unimplemented or self.lint)
 
     def to_dict(self) -> dict[str, Any]:
         return {"value": self.value, "executability": self.executability, "placeholders": self.placeholders,
