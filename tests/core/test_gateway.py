@@ -11,7 +11,7 @@ import pytest
 from daemon.config import ModelSettings, Secret
 from daemon.llm.budget import Budget, Usage
 from daemon.llm.errors import BudgetExceeded, LLMError, LLMNotConfigured, LLMUnavailable
-from daemon.llm.gateway import Gateway
+from daemon.llm.gateway import Gateway, import_litellm
 from daemon.redact import install_log_redaction
 from tests.fakes.llm_server import FakeLLM, estimate_tokens
 
@@ -150,7 +150,13 @@ async def test_cost_is_accounted_per_job_and_unknown_models_cost_nothing(fake_ll
     a = await priced.complete(HELLO, job_id="job-1", role="reviewer")
     b = await unpriced.complete(HELLO, job_id="job-2")
     assert a.usage.cost > 0 and b.usage.cost == 0.0
-    assert [(j, r, m) for j, r, m, _ in recorded] == [("job-1", "reviewer", "openai/gpt-4o-mini"),
+    # the unknown model is entered at zero once, so litellm stops searching its price list on every reply;
+    # a priced model keeps its price
+    litellm = import_litellm()
+    assert litellm.model_cost["openai/my-local-llama"]["input_cost_per_token"] == 0.0
+    assert litellm.model_cost["gpt-4o-mini"]["input_cost_per_token"] > 0
+    assert (await priced.complete(HELLO)).usage.cost > 0 and (await unpriced.complete(HELLO)).usage.cost == 0.0
+    assert [(j, r, m) for j, r, m, _ in recorded[:2]] == [("job-1", "reviewer", "openai/gpt-4o-mini"),
                                                       ("job-2", None, "openai/my-local-llama")]
 
 

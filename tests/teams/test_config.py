@@ -41,6 +41,7 @@ def test_a_chain_file_declares_teams_topology_agents_and_orchestrator(tmp_path: 
     ('teams = 2\npool_after = ["design"]', 6, "pool_after names 'design', which is not a phase or loop"),
     ('topology = "star"\nnetwork_phase = "review_comment"', 6, "network_phase = 'review_comment' is not a phase"),
     ('team_temperatures = [0.5, 3]', 5, "every temperature must be a number from 0 to 2"),
+    ('teams = 4\nmerge = "sometimes"', 6, "merge = 'sometimes' is not one of: always, when-needed"),
 ])
 def test_a_wrong_scaling_key_is_an_error_at_its_line(tmp_path: Path, extra: str, line: int, message: str) -> None:
     with pytest.raises(ChainError) as caught:
@@ -52,6 +53,7 @@ def test_the_command_line_flags_become_the_jobs_options() -> None:
     args = build_parser().parse_args(["ask", "--kind", "change", "add a flag", "--teams", "4", "--topology",
                                       "small-world", "--agents", "32", "--orchestrator", "learned"])
     assert (args.teams, args.topology, args.agents, args.orchestrator) == (4, "small-world", 32, "learned")
+    assert build_parser().parse_args(["ask", "x", "--teams", "4", "--merge", "when-needed"]).merge == "when-needed"
     with pytest.raises(SystemExit):
         build_parser().parse_args(["ask", "x", "--topology", "ring"])
 
@@ -63,12 +65,15 @@ def test_the_protocol_refuses_bad_options_with_a_readable_error() -> None:
         SubmitJob(kind="change", workspace="/repo", prompt="p", options={"teams": 0}).validate()
     with pytest.raises(ProtocolError, match=r"options\.orchestrator = 'smart' is not one of"):
         SubmitJob(kind="change", workspace="/repo", prompt="p", options={"orchestrator": "smart"}).validate()
+    with pytest.raises(ProtocolError, match=r"options\.merge = 'never' is not one of: always, when-needed"):
+        SubmitJob(kind="change", workspace="/repo", prompt="p", options={"merge": "never"}).validate()
 
 
 def test_job_options_win_over_the_chain_file() -> None:
     chain_config = TeamsConfig(teams=4, topology="star", agents=8)
     merged = chain_config.with_options({"teams": 2, "agents": None, "orchestrator": "heuristic"})
     assert (merged.teams, merged.topology, merged.agents, merged.orchestrator) == (2, "star", 8, "heuristic")
+    assert chain_config.merge == "always" and chain_config.with_options({"merge": "when-needed"}).merge == "when-needed"
 
 
 async def test_scaling_a_chain_that_cannot_scale_fails_the_job_with_the_reason(gateway) -> None:

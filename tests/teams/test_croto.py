@@ -91,6 +91,22 @@ async def test_more_than_four_teams_are_scored_by_real_runs_and_only_the_best_ha
     assert "return 2 * x" in merge and "return x * 2" in merge and "return x + x" in merge
 
 
+async def test_merge_when_needed_proposes_a_flawless_team_without_a_merge_call(
+        fake_llm, gateway, recorder, tmp_path) -> None:
+    script(fake_llm, {0.2: solution(WRONG), 0.6: solution(GOOD), 1.0: solution(STUB)})
+    outcome = await runner(gateway, recorder, tmp_path, options={"teams": 3, "merge": "when-needed"}).run(SPEC)
+
+    assert outcome.ok, outcome.error
+    assert fake_llm.prompts_containing("keep the strengths") == []
+    (pooling,) = outcome.pools
+    assert pooling["merges"] == 0 and pooling["result"] == "team 1"
+    assert "team 1 is flawless" in pooling["rounds"][0]["result"]
+    assert {s["label"] for s in pooling["rounds"][0]["scores"]} == {"team 0", "team 1", "team 2"}
+    assert "return 2 * x" in outcome.change.edits[0].after and outcome.test_report["ok"]
+    assert {t["team"]: t["usage"]["calls"] for t in outcome.teams}["pool"] == 0
+    assert any("no merge" in e.data["text"] for e in recorder.of(EventKind.LOG) if e.data.get("team") == "pool")
+
+
 async def test_pooling_after_a_phase_hands_every_team_the_merged_solution(fake_llm, gateway, recorder,
                                                                         tmp_path) -> None:
     script(fake_llm, {0.2: solution(GOOD), 1.0: solution(WRONG)})

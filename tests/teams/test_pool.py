@@ -4,6 +4,10 @@ packed into groups under the context budget and each group is merged by one mode
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
 from daemon.teams.merge import Merger
 from daemon.teams.pool import Pool, greedy_groups
 from daemon.teams.solution import Score, Solution
@@ -115,3 +119,80 @@ async def test_identical_solutions_count_once_and_a_merge_that_changes_nothing_k
     best = await pool.reduce(twins)
     assert pool.rounds[0]["waiting"] == 3  # team 3 is team 0's twin
     assert best is twins[0] and best.test_report["ok"]  # its test run still holds: no new run needed
+
+
+async def test_when_needed_a_flawless_best_ends_the_pool_without_a_merge_call(fake_llm, complete) -> None:
+    fake_llm.default_reply = program("merged.py", "M = 1")
+    group = solutions(3)
+    scores = {"team 0": Score(1.0, tests="3 passed"), "team 1": Score(1.0, tests="3 passed", lint=2),
+              "team 2": Score(0.5, tests="1 failed")}
+
+    async def score(solution: Solution) -> Score:
+        return scores[solution.label]
+
+    pool = Pool(Merger(complete, "task"), score, budget_chars=10_000, merge_when="when-needed")
+    best = await pool.reduce(group)
+    assert best is group[0] and fake_llm.requests == [] and pool.merges == 0
+    assert "team 0 is flawless" in pool.rounds[0]["result"] and len(pool.rounds[0]["scores"]) == 3
+
+
+@pytest.mark.parametrize("flaw", [{"lint": 1}, {"placeholders": 1}, {"unimplemented": 1}, {"executability": 0.9},
+                                  {"tested": False}])
+async def test_when_needed_anything_short_of_flawless_is_still_merged(fake_llm, complete, flaw) -> None:
+    fake_llm.default_reply = program("merged.py", "M = 1")
+    values = {"executability": 1.0, "tests": "ran", **flaw}
+
+    async def score(solution: Solution) -> Score:
+        return Score(**values)
+
+    pool = Pool(Merger(complete, "task"), score, budget_chars=10_000, merge_when="when-needed")
+    best = await pool.reduce(solutions(2))
+    assert pool.merges == 1 and "merged.py" in best.files
+
+
+async def test_solutions_are_scored_as_they_arrive_in_batches_and_not_again(fake_llm, complete) -> None:
+    batches: list[list[str]] = []
+
+    class BatchScorer:
+        async def __call__(self, solution: Solution) -> Score:
+            return (await self.batch([solution]))[0]
+
+        async def batch(self, group: list[Solution]) -> list[Score]:
+            batches.append([s.label for s in group])
+            await asyncio.sleep(0.1)  # a test run
+            return [Score(float(s.label[-1]) / 10, tests="ran") for s in group]
+
+    fake_llm.default_reply = program("merged.py", "M = 1")
+    pool = Pool(Merger(complete, "task"), BatchScorer(), budget_chars=10_000)
+    assert pool.scores(5) and not pool.scores(4)
+    group = solutions(6)
+
+    async def team(solution: Solution, finishes_after: float) -> None:
+        await asyncio.sleep(finishes_after)
+        await pool.prescore(solution)
+
+    # team 0 finishes first and is scored alone; 1..3 finish together while that runs: one batch;
+    # 4 and 5 finish later, together
+    await asyncio.gather(team(group[0], 0), *(team(s, 0.01) for s in group[1:4]),
+                         *(team(s, 0.6) for s in group[4:]))
+    assert batches == [["team 0"], ["team 1", "team 2", "team 3"], ["team 4", "team 5"]]
+    assert all(s.score is not None for s in group)
+    await pool.reduce(group)
+    assert len(batches) == 3  # reduce() used the scores it found
+    assert pool.rounds[0]["kept"] == ["team 5", "team 4", "team 3"]
+
+
+async def test_a_scoring_failure_while_teams_work_is_retried_by_the_pool_which_reports_it(fake_llm, complete) -> None:
+    calls: list[str] = []
+
+    async def broken(solution: Solution) -> Score:
+        calls.append(solution.label)
+        raise RuntimeError("the sandbox is gone")
+
+    pool = Pool(Merger(complete, "task"), broken, budget_chars=10_000)
+    group = solutions(5)
+    await asyncio.gather(*(pool.prescore(s) for s in group))  # does not raise: the teams carry on
+    assert all(s.score is None for s in group) and len(calls) == 5
+    with pytest.raises(RuntimeError, match="the sandbox is gone"):
+        await pool.reduce(group)
+    assert len(calls) == 10
