@@ -300,6 +300,8 @@ def main() -> None:
                         help="latency for the Croto runs (repeatable; default: --latency)")
     parser.add_argument("--merge", choices=("always", "when-needed"), action="append",
                         help="Croto's merge setting (repeatable; default: always)")
+    parser.add_argument("--http-latency", type=float, action="append",
+                        help="latency for the full-stack MacNet run (repeatable; default: --latency)")
     parser.add_argument("--skip-http", action="store_true", help="skip the full-stack MacNet run")
     parser.add_argument("--skip-macnet", action="store_true", help="only the Croto runs")
     parser.add_argument("--serve-croto", action="store_true", help=argparse.SUPPRESS)  # the fake, in its process
@@ -332,14 +334,13 @@ def macnet(args: argparse.Namespace) -> None:
     print(f"wall {stub['wall']:.2f} s, lower bound {stub['bound']:.2f} s, ratio {stub['ratio']:.2f}")
     print("peak traced memory: " + ", ".join(f"{n} agents {mb:.1f} MB ({1000 * mb / n:.1f} KB/agent)"
                                              for n, mb in memory_per_agent((250, 500, 1000))))
-    if not args.skip_http:
+    for latency in [] if args.skip_http else args.http_latency or [args.latency]:
         print(f"\n## MacNet, full stack (gateway + litellm + HTTP to the fake server, latency "
-              f"{args.latency * 1000:.0f} ms, concurrency {args.concurrency})")
-        http = asyncio.run(macnet_http(args.agents, args.latency, args.concurrency))
+              f"{latency * 1000:.0f} ms, concurrency {args.concurrency})")
+        http = asyncio.run(macnet_http(args.agents, latency, args.concurrency))
         print(f"agents {http['agents']}, calls {http['calls']}: wall {http['wall']:.2f} s, lower bound "
               f"{http['bound']:.2f} s, ratio {http['ratio']:.2f}; client CPU {http['cpu_per_call_ms']:.1f} ms/call; "
               f"peak RSS {http['peak_rss_mb']:.0f} MB (+{http['rss_growth_mb']:.0f} MB during the run)")
-
 
 if __name__ == "__main__":
     main()

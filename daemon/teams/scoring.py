@@ -118,6 +118,7 @@ class WorkspaceScorer:
         """Lint issues per solution, from one ruff run over every copy's changed Python files."""
         common = Path(os.path.commonpath([str(s.root) for s in scratches]))
         prefixes = [s.root.relative_to(common).as_posix() for s in scratches]
+        prefixes = ["" if prefix == "." else prefix for prefix in prefixes]  # one copy is the common root
         files = [f"{prefix}/{path}".lstrip("/") for prefix, solution in zip(prefixes, solutions, strict=True)
                  for path in solution.changed() if path.endswith(".py")]
         issues = await testing.static_check(common, files) if files else []

@@ -11,6 +11,7 @@ Static checks (ruff) run before the reviewer, so the model does not spend tokens
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 import json
 import logging
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from daemon.sandbox import SandboxResult, run_sandboxed
 from daemon.workspace.files import list_repo_files
+from daemon.workspace.interpreter import project_python
 from daemon.workspace.paths import PathOutsideWorkspace, confine
 from daemon.workspace.reports import (
     TestFailure,
@@ -53,11 +55,12 @@ async def run_tests(
     ``pytest``/``python`` at its start mean this interpreter, and a pytest command gets a
     JUnit report appended. Without one: pytest when tests exist (``tests/``, ``test_*.py``,
     ``*_test.py``), else the entry point for a few seconds. ``python``: the interpreter for
-    the project (default: Troupe's own; pass the user's virtualenv python when it has one).
+    the project (default: Troupe's libraries without Troupe, :func:`project_python`; pass the
+    user's virtualenv python when it has one).
     Raises ``daemon.sandbox.SandboxError`` when the sandbox itself cannot be set up.
     """
     root = Path(root)
-    python = python or sys.executable
+    python = python or await asyncio.to_thread(project_python)
     if command:
         argv = _configured(command, python)
         if _is_pytest(argv, python):
@@ -126,8 +129,8 @@ async def _pytest(root: Path, argv: list[str], timeout: float) -> tuple[TestRepo
     junit = [f"--junitxml={report_path.name}", "-o", "junit_family=xunit1"]
     full = [*argv, "-p", "no:cacheprovider", "--color=no", *junit]
     env = {}
-    if argv[0] == sys.executable:
-        # Troupe's own interpreter: its test tools' plugins (pytest-lsp, ...) are not the project's and
+    if argv[0] in (sys.executable, project_python()):
+        # Troupe's own libraries: its test tools' plugins (pytest-lsp, ...) are not the project's and
         # cost ~0.7 s a run; keep only pytest-asyncio, which projects commonly rely on.
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         if importlib.util.find_spec("pytest_asyncio") is not None:
@@ -210,6 +213,17 @@ class LintIssue:
     fixable: bool = False  # ruff can fix it
 
 
+@functools.cache
+def ruff_command() -> tuple[str, ...]:
+    """Ruff's own binary: ``python -m ruff`` would start an interpreter (~40 ms) only to exec it."""
+    try:
+        from ruff import find_ruff_bin
+
+        return (os.fsdecode(find_ruff_bin()),)
+    except (ImportError, FileNotFoundError):
+        return (sys.executable, "-m", "ruff")
+
+
 async def static_check(root: Path, files: list[str] | None = None) -> list[LintIssue]:
     """Ruff's findings on the project's Python files (its own ruff configuration honoured).
 
@@ -221,7 +235,7 @@ async def static_check(root: Path, files: list[str] | None = None) -> list[LintI
     targets = [f for f in candidates if f.endswith((".py", ".pyi")) and _existing_inside(root, f)]
     if not targets:
         return []
-    argv = [sys.executable, "-m", "ruff", "check", "--output-format", "json", "--no-cache", "--exit-zero",
+    argv = [*ruff_command(), "check", "--output-format", "json", "--no-cache", "--exit-zero",
             "--force-exclude", "--", *targets]
     try:
         process = await asyncio.create_subprocess_exec(

@@ -93,13 +93,14 @@ async def test_more_than_four_teams_are_scored_by_real_runs_and_only_the_best_ha
 
 async def test_merge_when_needed_proposes_a_flawless_team_without_a_merge_call(
         fake_llm, gateway, recorder, tmp_path) -> None:
-    script(fake_llm, {0.2: solution(WRONG), 0.6: solution(GOOD), 1.0: solution(STUB)})
+    clean = "import app\n\nassert app.double(2) == 4\n"  # nothing for ruff to find: team 1 is flawless
+    script(fake_llm, {0.2: solution(WRONG, clean), 0.6: solution(GOOD, clean), 1.0: solution(STUB, clean)})
     outcome = await runner(gateway, recorder, tmp_path, options={"teams": 3, "merge": "when-needed"}).run(SPEC)
 
     assert outcome.ok, outcome.error
-    assert fake_llm.prompts_containing("keep the strengths") == []
     (pooling,) = outcome.pools
-    assert pooling["merges"] == 0 and pooling["result"] == "team 1"
+    assert pooling["merges"] == 0 and pooling["result"] == "team 1", pooling["rounds"][0]["scores"]
+    assert not [r for r in fake_llm.requests if "keep the strengths" in r.system]
     assert "team 1 is flawless" in pooling["rounds"][0]["result"]
     assert {s["label"] for s in pooling["rounds"][0]["scores"]} == {"team 0", "team 1", "team 2"}
     assert "return 2 * x" in outcome.change.edits[0].after and outcome.test_report["ok"]

@@ -196,3 +196,19 @@ async def test_a_scoring_failure_while_teams_work_is_retried_by_the_pool_which_r
     with pytest.raises(RuntimeError, match="the sandbox is gone"):
         await pool.reduce(group)
     assert len(calls) == 10
+
+
+async def test_the_workspace_scorer_runs_tests_and_ruff_for_one_solution_as_for_several(tmp_path) -> None:
+    from daemon.teams.scoring import WorkspaceScorer
+
+    def made(label: str, check: str) -> Solution:
+        return Solution(label, {"app.py": "def f(x):\n    return 2 * x\n", "check.py": check})
+
+    scorer = WorkspaceScorer(None, test_command="python check.py", scratch_dir=tmp_path)
+    untidy = "import os\nimport app\n\nassert app.f(2) == 4\n"  # an unused import: ruff finds it
+    (alone,) = await scorer.batch([made("alone", untidy)])
+    together = await scorer.batch([made("a", untidy), made("b", "import app\n\nassert app.f(2) == 5\n")])
+    assert alone.executability == 1.0 and alone.lint >= 1
+    assert together[0].lint == alone.lint and together[1].lint == 0
+    assert together[1].executability == 0.0 and not together[1].flawless
+    assert list(tmp_path.iterdir()) == []  # every scratch copy removed
