@@ -65,18 +65,21 @@ def import_litellm() -> Any:
     return _litellm
 
 
-def price_unknown_at_zero(litellm: Any, model: str) -> None:
+def price_unknown_at_zero(litellm: Any, model: str) -> bool:
     """Enter a model litellm has no price for (a local server, a fine-tune) at zero cost, once.
 
     Troupe counts such calls as free anyway; without an entry litellm searches its whole price
     list with regular expressions on every reply (~0.3 ms of CPU a call, which adds up over a
-    thousand agents)."""
+    thousand agents). True when the model is one of those."""
     try:
         litellm.get_model_info(model)
+        return False
     except Exception:
         provider, _, name = model.partition("/")
         litellm.register_model({model: {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
+                                        "cache_creation_input_token_cost": 0.0, "cache_read_input_token_cost": 0.0,
                                         "litellm_provider": provider if name else "openai", "mode": "chat"}})
+        return True
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -120,7 +123,7 @@ class Gateway:
         self.on_usage = on_usage
         self._sleep = sleep
         self._slots = asyncio.Semaphore(max(1, settings.concurrency))
-        self._priced: set[str] = set()
+        self._priced: dict[str, bool] = {}  # model -> whether litellm has a price for it
         if settings.api_key:
             register_secret(settings.api_key.reveal())
 
@@ -156,8 +159,7 @@ class Gateway:
             budget.check()
         litellm = _litellm or await asyncio.to_thread(import_litellm)
         if name not in self._priced:
-            price_unknown_at_zero(litellm, name)
-            self._priced.add(name)
+            self._priced[name] = not price_unknown_at_zero(litellm, name)
         kwargs: dict[str, Any] = {
             "model": name,
             "messages": messages,
@@ -204,7 +206,7 @@ class Gateway:
                 log.warning("model %s: %s; retry %d in %.2fs", name, reason, attempts, delay)
                 await self._sleep(delay)
 
-        usage.cost = self._price(litellm, name, usage)
+        usage.cost = self._price(litellm, name, usage) if self._priced[name] else 0.0
         if budget is not None:
             budget.charge(usage)
         if self.on_usage is not None:
