@@ -10,7 +10,9 @@ from the one merged solution (a checkpoint, so the engine's resume does the work
 last segment the merged solution is tested and becomes the job's proposed change.
 
 Events carry ``data["team"]`` (an index, or ``"pool"`` for pooling). Only team 0 may ask the
-person a question; the others assume. Cancelling the job cancels every team (they run in one
+person a question; the others assume. Only team 0 gets the job's experience (retrieved examples,
+shortcuts, and the record that is mined afterwards): one trajectory is learnt from, not eight
+near-copies, and the other teams stay independent draws. Cancelling the job cancels every team (they run in one
 task group) and each removes its scratch copy. A team that fails is dropped with its error; the
 job fails only when every team does.
 """
@@ -86,8 +88,9 @@ class _TeamEvents:
 class CrossTeams:
     def __init__(self, gateway: Any, emit: EventSink, ask_human: AskHuman | None, settings: Settings, *,
                  chain: Chain, config: TeamsConfig, on_checkpoint: Any = None, scratch_dir: Path | None = None,
-                 runner_options: Any = None, scorer: Scorer | None = None) -> None:
+                 runner_options: Any = None, scorer: Scorer | None = None, experience: Any = None) -> None:
         self.gateway, self.emit, self.ask_human, self.settings = gateway, emit, ask_human, settings
+        self.experience = experience
         self.chain, self.config, self.on_checkpoint, self.scratch_dir = chain, config, on_checkpoint, scratch_dir
         self.runner_options = runner_options or (lambda team: {})
         self.scorer = scorer
@@ -140,7 +143,8 @@ class CrossTeams:
         events = _TeamEvents(self.emit, team)
         gateway = TeamGateway(self.gateway, temperature=self.config.temperature(team), model=self.config.model(team))
         runner = ChainRunner(gateway, events, self.ask_human if team == 0 else None, self.settings, chains=chains,
-                             scratch_dir=self.scratch_dir, **self.runner_options(team))
+                             scratch_dir=self.scratch_dir, experience=self.experience if team == 0 else None,
+                             **self.runner_options(team))
         outcome = await runner.run(replace(spec, resume_from=checkpoint))
         self.usage[team].merge(outcome.usage)
         if not outcome.ok or outcome.checkpoint is None:

@@ -75,7 +75,7 @@ class TeamsRunner:
             outcome: JobOutcome = await CrossTeams(
                 self.gateway, self.emit, self.ask_human, self.settings, chain=chain, config=config,
                 on_checkpoint=self.on_checkpoint, scratch_dir=self.scratch_dir, runner_options=runner_options,
-                scorer=self.scorer).run(spec)
+                scorer=self.scorer, experience=self.experience).run(spec)
         else:
             outcome = await ChainRunner(self.gateway, self.emit, self.ask_human, self.settings, chains=chains,
                                         on_checkpoint=self.on_checkpoint, scratch_dir=self.scratch_dir,

@@ -108,6 +108,29 @@ async def test_merge_when_needed_proposes_a_flawless_team_without_a_merge_call(
     assert any("no merge" in e.data["text"] for e in recorder.of(EventKind.LOG) if e.data.get("team") == "pool")
 
 
+async def test_team_0_carries_the_jobs_experience_and_its_trajectory_is_recorded(fake_llm, gateway, recorder,
+                                                                                 tmp_path) -> None:
+    from daemon.experience.session import JobExperience
+    from storage import AsyncStore
+
+    store = await AsyncStore.open(tmp_path / "troupe.db")
+    try:
+        await store.add_experience("agent", f"{SPEC.task}\nWrite the program", "Name it double and return 2 * x.",
+                                   chain="mini", phase="coding", role="programmer", task=SPEC.task, score=0.9)
+        script(fake_llm, {0.2: solution(GOOD), 1.0: solution(WRONG)})
+        experience = JobExperience(store, job_id=SPEC.job_id)
+        outcome = await runner(gateway, recorder, tmp_path, options={"teams": 2}, experience=experience).run(SPEC)
+    finally:
+        await store.close()
+
+    assert outcome.ok, outcome.error
+    coding = {r.body["temperature"]: r.last_user for r in fake_llm.prompts_containing("Write the program")}
+    assert "<<<experience" in coding[0.2] and "Name it double" in coding[0.2]
+    assert "<<<experience" not in coding[1.0]  # the other team is an independent draw
+    assert experience.record is not None and experience.record.chain == "mini"
+    assert [p.phase for p in experience.record.phases][:1] == ["coding"] and experience.used
+
+
 async def test_pooling_after_a_phase_hands_every_team_the_merged_solution(fake_llm, gateway, recorder,
                                                                         tmp_path) -> None:
     script(fake_llm, {0.2: solution(GOOD), 1.0: solution(WRONG)})
