@@ -33,11 +33,14 @@ async def test_a_job_runs_the_teams_its_chain_file_and_options_ask_for(fake_llm_
         request = {"prompt": "write app.py", "options": {"orchestrator": "learned"}}
         await store.record_job("change", request, job_id="job-teams")  # usage is recorded against it
         job = RunningJob("job-teams", "change", request, repo, None)
-        result = await EngineExecutor(store=store).run(job, _drop, _no_answer)
+        executor = EngineExecutor(store=store)
+        result = await executor.run(job, _drop, _no_answer)
+        await executor.close()  # lets the background mining of team 0's record finish before the store closes
         assert result.status == "succeeded", result.error
         teams = {t["team"]: t for t in result.result["teams"]}
         assert [teams[0]["temperature"], teams[1]["temperature"]] == [0.2, 1.0]
-        assert teams[0]["usage"]["calls"] >= 2 and teams["pool"]["usage"]["calls"] == 1
+        # the learned policy may stop a team after coding (it samples): every team made its own calls
+        assert all(teams[t]["usage"]["calls"] >= 1 for t in (0, 1)) and teams["pool"]["usage"]["calls"] == 1
         assert result.change is not None and "T = 'merged'" in result.change.diff
         policy = await store.latest_policy("change")
         assert policy is not None and policy.version == 1 and policy.params["episodes"] == 2  # one per team
