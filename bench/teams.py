@@ -6,16 +6,20 @@
    latency, calls x latency / concurrency); the ratio wall / bound is the scheduler's overhead.
    Peak traced Python memory at 250 / 500 / 1,000 agents shows how memory grows.
 2. MacNet, full stack: the same network through the real gateway, litellm and HTTP to the fake
-   OpenAI-compatible server (a separate process, fixed latency per call).
+   OpenAI-compatible server (a separate process, fixed latency per call; ``--http-latency``).
 3. Croto: ``--tasks`` fake-scripted tasks (write ``f(x)``; ``python check.py`` judges it) on a
    chain of coding, a review loop (one comment, one fix, then satisfied: 4 calls) and the check.
    The fake programmer is right with probability ``--p-right`` per draft, else writes a bug or a
    stub; the fake merger adds nothing (it returns solution 1), so any quality gain comes from
-   Croto's scoring and pruning alone. One team vs ``--teams`` teams: wall time, quality (tasks whose
-   proposed code passes the check), tokens.
+   Croto's scoring and pruning alone. One team vs ``--teams`` teams: wall time, CPU (this process
+   and its children: sandboxed checks, ruff), quality (tasks whose proposed code passes the
+   check), tokens; per ``--merge`` setting. The fake runs in its own process, as a model server
+   would. With CPU in the picture, ``teams`` teams cannot finish faster than max(one team's wall
+   time, their CPU / cores): the script prints that floor too.
 
-    LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python bench/teams.py --croto-latency 0.02 --croto-latency 0.2
-    LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python bench/teams.py --skip-macnet --croto-latency 2 --tasks 3
+    .venv/bin/python bench/teams.py --http-latency 0.02 --http-latency 0.2 --croto-latency 0.02 \
+        --croto-latency 0.2 --merge always --merge when-needed
+    .venv/bin/python bench/teams.py --skip-macnet --croto-latency 2 --tasks 3 --merge always --merge when-needed
 """
 
 from __future__ import annotations

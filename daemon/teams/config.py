@@ -10,8 +10,9 @@ In a chain file (all keys optional; the defaults run the chain once, in its writ
     agents = 32
     network_phase = "coding"           # default: the chain's first phase that writes code
     orchestrator = "learned"           # "heuristic" or "learned": who picks the next loop to run
-    merge = "when-needed"              # Croto: "always" (default) merge the best; "when-needed" stops
-                                       # at a flawless solution (tests pass, nothing unfinished, no lint)
+    merge = "when-needed"              # Croto: "always" (the default) merges the best solutions;
+                                       # "when-needed" keeps a flawless one as it is (tests pass,
+                                       # nothing unfinished, no lint) and saves the merge call
 
 On the command line: ``troupe ask --kind change --teams 4 --topology small-world --agents 32
 --orchestrator learned --merge when-needed``; those travel as the job's ``options`` and win over the chain file.
