@@ -9,7 +9,11 @@ wait, score each and keep the top half; pack the rest greedily into groups that 
 budget (largest first, first fit); one model call merges each group of two or more. Repeat until
 one remains. When no two solutions fit in one prompt, the best-scored one is the result.
 
-``merge="when-needed"`` scores every round and stops as soon as the best solution is flawless
+A merge is checked: the merged solution is scored like the others, and when it scores below the
+best member of its group (a test it broke, a placeholder it left), that member goes on instead
+and the round's report says so (``verify=False`` trusts every merge, as the paper does).
+
+``merge="when-needed"`` stops as soon as the best solution is flawless
 (its tests ran and pass, nothing unfinished, no lint): a merge cannot raise that score, and it
 costs a model call in sequence. The default, ``"always"``, merges as Croto does, for what the
 score cannot see (a second team's edge cases, docs, tests).
@@ -68,11 +72,12 @@ def greedy_groups(solutions: list[Solution], budget_chars: int, max_group: int |
 class Pool:
     def __init__(self, merge: Merge, score: Scorer, budget_chars: int, *, say: Say | None = None,
                  prune_above: int = 4, max_group: int | None = None, score_concurrency: int = 4,
-                 merge_when: str = "always") -> None:
+                 merge_when: str = "always", verify: bool = True) -> None:
         if merge_when not in MERGE_WHEN:
             raise ValueError(f"merge_when must be one of {MERGE_WHEN}, got {merge_when!r}")
         self.merge, self.score, self.budget_chars, self.say = merge, score, budget_chars, say
         self.prune_above, self.max_group, self.merge_when = prune_above, max_group, merge_when
+        self.verify = verify
         self._score_slots = asyncio.Semaphore(score_concurrency)
         self._arrived: list[tuple[Solution, asyncio.Future[None]]] = []
         self._batching = asyncio.Lock()
@@ -81,7 +86,7 @@ class Pool:
 
     def scores(self, count: int) -> bool:
         """Whether pooling ``count`` solutions scores them (so they may be scored as they arrive)."""
-        return count > self.prune_above or self.merge_when == "when-needed"
+        return count > self.prune_above or self.merge_when == "when-needed" or self.verify
 
     async def prescore(self, solution: Solution) -> None:
         """Score ``solution`` now, in one batch with any that arrive while a batch is running.
@@ -142,9 +147,32 @@ class Pool:
                 best = ranked(await self.score_all(waiting))[0]
                 report["result"] = f"no two solutions fit in one prompt; kept the best, {best.label}"
                 return best
-            merged = await asyncio.gather(*(self._merge(g) for g in groups))
-            waiting = distinct(list(merged))
+            merged = list(await asyncio.gather(*(self._merge(g) for g in groups)))
+            if self.verify:
+                merged = await self._verified(groups, merged, report)
+            waiting = distinct(merged)
         return waiting[0]
+
+    async def _verified(self, groups: list[list[Solution]], merged: list[Solution],
+                        report: dict[str, Any]) -> list[Solution]:
+        """Each merge, or the best of its group where the merge scores lower."""
+        new = [result for group, result in zip(groups, merged, strict=True) if all(result is not s for s in group)]
+        await self.score_all(new)
+        out = []
+        for group, result in zip(groups, merged, strict=True):
+            best = ranked(group)[0]
+            if any(result is n for n in new) and result.score and best.score and result.score.value < best.score.value:
+                dropped = {"merge": result.label, "score": result.score.to_dict(), "kept": best.label,
+                           "kept_score": best.score.to_dict()}
+                report.setdefault("merges_dropped", []).append(dropped)
+                if self.say is not None:
+                    await self.say(f"pool round {report['round']}: the {result.label} scored "
+                                   f"{result.score.value:g}, below {best.label}'s {best.score.value:g}: "
+                                   f"kept {best.label}", dropped)
+                out.append(best)
+            else:
+                out.append(result)
+        return out
 
     async def _report(self, report: dict[str, Any]) -> None:
         self.rounds.append(report)

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from daemon.agents.placeholders import find_unfinished
+from daemon.agents.tools import report_to_dict
 from daemon.teams.solution import Score, Solution
 from daemon.workspace import testing
 from daemon.workspace.scratch import Scratch
@@ -111,6 +112,7 @@ class WorkspaceScorer:
             return share, "the team's last test run"
         async with self._slots:
             report = await testing.run_tests(scratch.root, self.test_command, timeout=TEST_TIMEOUT)
+        solution.test_report = report_to_dict(report)  # its test run now: whoever proposes it need not run it again
         share = _report_share({"ok": report.ok, "passed": report.passed, "failed": report.failed}) or 0.0
         return share, str(report.summary())[:200]
 

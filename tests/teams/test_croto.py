@@ -55,7 +55,7 @@ async def test_teams_work_at_once_at_their_temperatures_and_the_merged_solution_
               if e.kind in (EventKind.PHASE_STARTED, EventKind.PHASE_FINISHED)]
     assert events[:3] == [(EventKind.PHASE_STARTED, "coding")] * 3
     assert {e.data["team"] for e in recorder.of(EventKind.MESSAGE)} == {0, 1, 2}
-    # three solutions wait (not more than 4): one merge call over all of them, no scoring
+    # three solutions wait (not more than 4): none is pruned, one merge call over all of them
     merge = fake_llm.prompts_containing("keep the strengths")[0].last_user
     assert "return 2 * x" in merge and "return x + 1" in merge and "    pass" in merge
     assert outcome.change is not None and outcome.change.files == ["app.py", "check.py"]

@@ -19,12 +19,14 @@ def solutions(count: int, size: int = 40) -> list[Solution]:
 
 
 def scripted_scores(values: dict[str, float]):  # type: ignore[no-untyped-def]
-    """A scorer that returns the given executability per label and remembers whom it scored."""
+    """A scorer that returns the given executability per label (a merge: 1.0, unless given) and
+    remembers whom it scored."""
     seen: list[str] = []
 
     async def score(solution: Solution) -> Score:
         seen.append(solution.label)
-        return Score(executability=values.get(solution.label, 0.0))
+        default = 1.0 if solution.label.startswith("merge") else 0.0
+        return Score(executability=values.get(solution.label, default))
 
     score.seen = seen  # type: ignore[attr-defined]
     return score
@@ -45,7 +47,8 @@ async def test_eight_solutions_are_pruned_to_the_best_four_and_merged_in_one_cal
 
     best = await pool.reduce(solutions(8))
 
-    assert sorted(score.seen) == sorted(f"team {i}" for i in range(8))
+    assert sorted(score.seen[:8]) == sorted(f"team {i}" for i in range(8))
+    assert score.seen[8:] == [best.label]  # the merge is checked too
     assert pool.rounds[0]["kept"] == ["team 7", "team 5", "team 2", "team 0"]
     assert [sorted(g) for g in pool.rounds[0]["groups"]] == [["team 0", "team 2", "team 5", "team 7"]]
     assert pool.merges == 1 and len(fake_llm.requests) == 1
@@ -60,12 +63,12 @@ async def test_eight_solutions_are_pruned_to_the_best_four_and_merged_in_one_cal
     assert best.label.startswith("merge of team 7 + team 5")
 
 
-async def test_four_or_fewer_are_merged_without_scoring(fake_llm, complete) -> None:
+async def test_four_or_fewer_are_merged_without_pruning(fake_llm, complete) -> None:
     fake_llm.default_reply = program("s0.py", "X_0 = 'both'")
     score = scripted_scores({})
-    pool = Pool(Merger(complete, "task"), score, budget_chars=10_000)
+    pool = Pool(Merger(complete, "task"), score, budget_chars=10_000, verify=False)  # as the paper: no scores
     best = await pool.reduce(solutions(2))
-    assert score.seen == [] and pool.merges == 1
+    assert score.seen == [] and pool.merges == 1 and "kept" not in pool.rounds[0]
     # the merge starts from solution 1: what the merger did not send back stays as solution 1 had it
     assert best.files == {"s0.py": "X_0 = 'both'\n"}
 
@@ -164,7 +167,8 @@ async def test_solutions_are_scored_as_they_arrive_in_batches_and_not_again(fake
 
     fake_llm.default_reply = program("merged.py", "M = 1")
     pool = Pool(Merger(complete, "task"), BatchScorer(), budget_chars=10_000)
-    assert pool.scores(5) and not pool.scores(4)
+    assert pool.scores(2)  # merges are checked against their groups, so every solution gets a score
+    assert not Pool(Merger(complete, "task"), BatchScorer(), 10_000, verify=False).scores(4)
     group = solutions(6)
 
     async def team(solution: Solution, finishes_after: float) -> None:
@@ -178,7 +182,7 @@ async def test_solutions_are_scored_as_they_arrive_in_batches_and_not_again(fake
     assert batches == [["team 0"], ["team 1", "team 2", "team 3"], ["team 4", "team 5"]]
     assert all(s.score is not None for s in group)
     await pool.reduce(group)
-    assert len(batches) == 3  # reduce() used the scores it found
+    assert len(batches) == 4 and batches[3][0].startswith("merge of")  # reduce() scored only the merge
     assert pool.rounds[0]["kept"] == ["team 5", "team 4", "team 3"]
 
 
@@ -212,3 +216,25 @@ async def test_the_workspace_scorer_runs_tests_and_ruff_for_one_solution_as_for_
     assert together[0].lint == alone.lint and together[1].lint == 0
     assert together[1].executability == 0.0 and not together[1].flawless
     assert list(tmp_path.iterdir()) == []  # every scratch copy removed
+
+
+async def test_a_merge_that_scores_below_the_best_of_its_group_is_dropped_for_it(fake_llm, complete) -> None:
+    fake_llm.default_reply = program("s1.py", "X_1 = 'broken by the merge'")
+    score = scripted_scores({"team 0": 0.5, "team 1": 1.0, "team 2": 0.2})  # "merge of ..." is given below
+    said: list[str] = []
+
+    async def say(text: str, data: dict) -> None:
+        said.append(text)
+
+    async def judged(solution: Solution) -> Score:
+        if solution.label.startswith("merge"):
+            return Score(executability=0.5, tests="1 of 2 failed")
+        return await score(solution)
+
+    group = solutions(3)
+    pool = Pool(Merger(complete, "task"), judged, budget_chars=10_000, say=say)
+    best = await pool.reduce(group)
+    assert best is group[1] and pool.merges == 1  # the merge was made, scored lower, and dropped
+    (dropped,) = pool.rounds[0]["merges_dropped"]
+    assert dropped["kept"] == "team 1" and dropped["merge"].startswith("merge of team 1")
+    assert any("below team 1's" in text and "kept team 1" in text for text in said)
