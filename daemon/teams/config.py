@@ -15,7 +15,8 @@ In a chain file (all keys optional; the defaults run the chain once, in its writ
                                        # nothing unfinished, no lint) and saves the merge call
 
 On the command line: ``troupe ask --kind change --teams 4 --topology small-world --agents 32
---orchestrator learned --merge when-needed``; those travel as the job's ``options`` and win over the chain file.
+--orchestrator learned --merge when-needed``; those travel as the job's ``options`` and win over
+the chain file.
 
 This module imports nothing from the engine, so the loader and the API protocol can use it.
 """
@@ -28,6 +29,7 @@ from typing import Any
 TOPOLOGIES = ("chain", "star", "tree", "mesh", "layered", "small-world", "random")
 ORCHESTRATORS = ("heuristic", "learned")
 MERGE_WHEN = ("always", "when-needed")
+CHOICES = {"topology": TOPOLOGIES, "orchestrator": ORCHESTRATORS, "merge": MERGE_WHEN}
 MAX_TEAMS = 16
 MAX_AGENTS = 5000
 OPTION_KEYS = ("teams", "topology", "agents", "orchestrator", "merge")  # what a job's options may override
@@ -123,16 +125,13 @@ def parse_teams_config(data: dict[str, Any]) -> TeamsConfig:
             values[key] = _strings(key, data[key])
     if "team_temperatures" in data:
         values["team_temperatures"] = _temperatures("team_temperatures", data["team_temperatures"])
-    if "topology" in data:
-        values["topology"] = _choice("topology", data["topology"], TOPOLOGIES)
+    for key, allowed in CHOICES.items():
+        if key in data:
+            values[key] = _choice(key, data[key], allowed)
     if "agents" in data:
         values["agents"] = _int("agents", data["agents"], 1, MAX_AGENTS)
     if "network_phase" in data:
         values["network_phase"] = _strings("network_phase", [data["network_phase"]])[0]
-    if "orchestrator" in data:
-        values["orchestrator"] = _choice("orchestrator", data["orchestrator"], ORCHESTRATORS)
-    if "merge" in data:
-        values["merge"] = _choice("merge", data["merge"], MERGE_WHEN)
     if "agents" in values and "topology" not in values:
         raise TeamsConfigError("agents", "agents needs a topology (for example topology = \"small-world\")")
     return TeamsConfig(**values)
@@ -148,6 +147,6 @@ def parse_options(options: dict[str, Any]) -> dict[str, Any]:
         if key in ("teams", "agents"):
             out[key] = _int(key, value, 1, MAX_TEAMS if key == "teams" else MAX_AGENTS)
         else:
-            out[key] = _choice(key, value, {"topology": TOPOLOGIES, "orchestrator": ORCHESTRATORS}.get(key, MERGE_WHEN))
+            out[key] = _choice(key, value, CHOICES[key])
     return out
 

@@ -3,18 +3,19 @@
 The chain is cut after each step named in ``pool_after`` (and at its end). Every team runs a
 segment in its own scratch copy, at its own temperature (and model, if given); then their
 solutions are pooled (:class:`~daemon.teams.pool.Pool`: score, keep the top half when more
-than 4 wait, merge groups under the context budget; ``merge = "when-needed"`` stops at a
-flawless one). When the pool will score, each team's solution is scored as the team finishes,
-while the others still work, so only the merge waits for the last team. Every team continues the next segment
-from the one merged solution (a checkpoint, so the engine's resume does the work). After the
-last segment the merged solution is tested and becomes the job's proposed change.
+than 4 wait, merge groups under the context budget, check each merge; ``merge = "when-needed"``
+stops at a flawless solution). Each team's solution is scored as the team finishes, while the
+others still work, so only the merge waits for the last team. Every team continues the next
+segment from the one merged solution (a checkpoint, so the engine's resume does the work). After
+the last segment the merged solution is tested (unless its scoring just did) and becomes the
+job's proposed change.
 
 Events carry ``data["team"]`` (an index, or ``"pool"`` for pooling). Only team 0 may ask the
 person a question; the others assume. Only team 0 gets the job's experience (retrieved examples,
 shortcuts, and the record that is mined afterwards): one trajectory is learnt from, not eight
-near-copies, and the other teams stay independent draws. Cancelling the job cancels every team (they run in one
-task group) and each removes its scratch copy. A team that fails is dropped with its error; the
-job fails only when every team does.
+near-copies, and the other teams stay independent draws. Cancelling the job cancels every team
+(they run in one task group) and each removes its scratch copy. A team that fails is dropped
+with its error; the job fails only when every team does.
 """
 
 from __future__ import annotations

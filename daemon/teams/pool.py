@@ -13,10 +13,10 @@ A merge is checked: the merged solution is scored like the others, and when it s
 best member of its group (a test it broke, a placeholder it left), that member goes on instead
 and the round's report says so (``verify=False`` trusts every merge, as the paper does).
 
-``merge="when-needed"`` stops as soon as the best solution is flawless
-(its tests ran and pass, nothing unfinished, no lint): a merge cannot raise that score, and it
-costs a model call in sequence. The default, ``"always"``, merges as Croto does, for what the
-score cannot see (a second team's edge cases, docs, tests).
+``merge="when-needed"`` stops as soon as the best solution is flawless (its tests ran and pass,
+nothing unfinished, no lint): a merge cannot raise that score, and it costs a model call in
+sequence. The default, ``"always"``, merges as Croto does, for what the score cannot see (a
+second team's edge cases, docs, tests).
 
 Scoring may start before everything has arrived: :meth:`Pool.prescore` scores a solution as its
 team finishes, together with any others that finish while a batch runs (one ruff run for all),
@@ -156,12 +156,12 @@ class Pool:
     async def _verified(self, groups: list[list[Solution]], merged: list[Solution],
                         report: dict[str, Any]) -> list[Solution]:
         """Each merge, or the best of its group where the merge scores lower."""
-        new = [result for group, result in zip(groups, merged, strict=True) if all(result is not s for s in group)]
-        await self.score_all(new)
+        new = [all(result is not s for s in group) for group, result in zip(groups, merged, strict=True)]
+        await self.score_all([result for result, is_new in zip(merged, new, strict=True) if is_new])
         out = []
-        for group, result in zip(groups, merged, strict=True):
+        for group, result, is_new in zip(groups, merged, new, strict=True):
             best = ranked(group)[0]
-            if any(result is n for n in new) and result.score and best.score and result.score.value < best.score.value:
+            if is_new and result.score and best.score and result.score.value < best.score.value:
                 dropped = {"merge": result.label, "score": result.score.to_dict(), "kept": best.label,
                            "kept_score": best.score.to_dict()}
                 report.setdefault("merges_dropped", []).append(dropped)
