@@ -14,8 +14,10 @@ requests when the daemon is restarting, and ``TROUPE_AUTOSTART=0`` turns auto-st
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,6 +27,7 @@ import aiohttp
 
 from daemon import paths
 from daemon.api.protocol import (
+    CONNECTION_EVENT,
     FINAL_STATES,
     PREFIX,
     ChangeInfo,
@@ -270,21 +273,49 @@ class DaemonClient:
                 await self._reach(failures, exc)  # the first failure may start the daemon again
                 failures += 1
 
-    async def watch_events(self, workspace: str | None = None) -> AsyncIterator[StreamEvent]:
-        """Every event of every job (of one workspace) and the watcher's notices, forever; reconnects."""
-        last, failures = "", 0
+    async def watch_events(self, workspace: str | None = None, *, patient: bool = False) -> AsyncIterator[StreamEvent]:
+        """Every event of every job (of one workspace) and the watcher's notices, forever; reconnects.
+
+        Without ``patient`` a daemon that stays away raises :class:`DaemonError` after ``retries``
+        attempts. A ``patient`` follower (``troupe watch``) waits for it as long as it takes, backing
+        off to one attempt every 2 s, and hears of it through a ``connection`` event when the daemon is
+        lost and one when it is back; the daemon's own error answers still raise at once. The old
+        Last-Event-ID is kept across a restart: the new daemon reads it as stale and replays all it
+        holds, so events between its start and the reconnect are not lost."""
+        last, failures, lost = "", 0, False
         while True:
             try:
-                async for event_id, event in self._sse("/events", last, workspace=workspace):
-                    failures, last = 0, event_id
-                    yield event
+                async with self._open_sse("/events", last, workspace=workspace) as resp:
+                    failures = 0
+                    if lost:
+                        lost = False
+                        yield StreamEvent(kind=CONNECTION_EVENT, data={"state": "back"}, workspace=workspace,
+                                          at=time.time())
+                    async for event_id, event in self._read_sse(resp):
+                        last = event_id
+                        yield event
             except (TimeoutError, aiohttp.ClientError, ConnectionResetError, FileNotFoundError) as exc:
-                await self._reach(min(failures + 1, self.retries), exc)
+                if not patient:
+                    await self._reach(min(failures + 1, self.retries), exc)
+                else:
+                    if not lost:
+                        lost = True
+                        why = str(exc) or type(exc).__name__
+                        yield StreamEvent(kind=CONNECTION_EVENT, data={"state": "lost", "error": why},
+                                          workspace=workspace, at=time.time())
+                    await asyncio.sleep(min(2.0, 0.1 * 2 ** min(failures, 5)))
                 failures += 1
             else:  # the daemon closed the stream (it is stopping): reconnect, but never restart it
                 await asyncio.sleep(0.2)
 
     async def _sse(self, path: str, last_id: str, **params: Any) -> AsyncIterator[tuple[str, StreamEvent]]:
+        async with self._open_sse(path, last_id, **params) as resp:
+            async for item in self._read_sse(resp):
+                yield item
+
+    @contextlib.asynccontextmanager
+    async def _open_sse(self, path: str, last_id: str, **params: Any) -> AsyncIterator[aiohttp.ClientResponse]:
+        """The open stream, once the daemon has answered it; its error answer raises DaemonError."""
         headers = {"Accept": "text/event-stream", **({"Last-Event-ID": last_id} if last_id else {})}
         query = {k: v for k, v in params.items() if v is not None}
         async with self.session.get(f"{self.base}{PREFIX}{path}", headers=headers, params=query,
@@ -294,17 +325,21 @@ class DaemonClient:
                 error = payload.get("error", {}) if isinstance(payload, dict) else {}
                 raise DaemonError(error.get("message", f"HTTP {resp.status}"), status=resp.status,
                                   code=error.get("code", "http_error"))
-            event_id, data = "", []
-            async for raw in resp.content:
-                line = raw.decode("utf-8").rstrip("\r\n")
-                if not line:
-                    if data:
-                        yield event_id, StreamEvent.from_json(json.loads("\n".join(data)))
-                    data = []
-                elif line.startswith("id:"):
-                    event_id = line[3:].strip()
-                elif line.startswith("data:"):
-                    data.append(line[5:].lstrip())
+            yield resp
+
+    @staticmethod
+    async def _read_sse(resp: aiohttp.ClientResponse) -> AsyncIterator[tuple[str, StreamEvent]]:
+        event_id, data = "", []
+        async for raw in resp.content:
+            line = raw.decode("utf-8").rstrip("\r\n")
+            if not line:
+                if data:
+                    yield event_id, StreamEvent.from_json(json.loads("\n".join(data)))
+                data = []
+            elif line.startswith("id:"):
+                event_id = line[3:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].lstrip())
 
 
 class SyncClient:

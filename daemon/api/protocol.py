@@ -65,7 +65,10 @@ ChangeState = Literal["proposed", "applied", "discarded"]
 
 WATCH_EVENT = "watch"
 """Stream-only kind for the watcher: data ``{workspace, action: queued|skipped|capped|polling, files, reason}``."""
-STREAM_KINDS = frozenset({k.value for k in EventKind} | {WATCH_EVENT})
+CONNECTION_EVENT = "connection"
+"""Client-made kind, never sent by the daemon: ``DaemonClient.watch_events(patient=True)`` yields it when
+the connection is lost and when it is back; data ``{state: lost|back, error?}``."""
+STREAM_KINDS = frozenset({k.value for k in EventKind} | {WATCH_EVENT, CONNECTION_EVENT})
 
 
 # ---------------------------------------------------------------- requests

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from daemon.api.protocol import Message, ProtocolError, SubmitJob
+from daemon.api.protocol import CONNECTION_EVENT, Message, ProtocolError, SubmitJob
 from daemon.cli.experience import cmd_experience
 from daemon.cli.follow import submit_and_follow
 from daemon.cli.render import finding_line, job_line
@@ -85,6 +85,17 @@ async def cmd_findings(client: DaemonClient, args: argparse.Namespace) -> int:
     return 0
 
 
+async def still_registered(client: DaemonClient, root: str) -> None:
+    """After a restart the daemon watches its registered workspaces again by itself; register ``root``
+    only when the daemon no longer knows it (a new store), never over a `troupe watch --stop`."""
+    try:
+        if all(ws.root != root for ws in await client.workspaces()):
+            await client.register_workspace(root)
+    except DaemonError as exc:
+        if exc.status:  # unreachable again: the stream reports it and this runs at the next "back"
+            raise
+
+
 async def cmd_watch(client: DaemonClient, args: argparse.Namespace) -> int:
     root = str(Path(args.path).resolve())
     if args.stop:
@@ -102,9 +113,17 @@ async def cmd_watch(client: DaemonClient, args: argparse.Namespace) -> int:
         print(f"watching {ws.root} ({ws.watch_mode}); findings appear as you save. Ctrl-C stops following "
               f"(the daemon keeps watching; `troupe watch --stop {args.path}` stops it)", file=sys.stderr)
     shown: dict[object, str] = {}  # a finding re-sent unchanged (stored, then streamed again) prints once
-    async for event in client.watch_events(ws.root):
+    async for event in client.watch_events(ws.root, patient=True):  # waits out a daemon restart
+        if event.kind == CONNECTION_EVENT and event.data.get("state") == "back":
+            await still_registered(client, ws.root)
         if args.json:
             print(json.dumps(event.to_json()), flush=True)
+        elif event.kind == CONNECTION_EVENT:
+            if event.data.get("state") == "lost":
+                print(f"· daemon unreachable ({event.data.get('error')}); waiting for it to come back — "
+                      "Ctrl-C stops", file=sys.stderr, flush=True)
+            else:
+                print("· daemon is back; following again", file=sys.stderr, flush=True)
         elif event.kind == "finding":
             line = finding_line(event.data)
             key = event.data.get("id") or line
