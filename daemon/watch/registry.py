@@ -29,6 +29,7 @@ class WatchRegistry:
         self.submit, self.is_queued, self.publish = submit, is_queued, publish
         self._watching: dict[str, tuple[RepoWatcher, SaveTrigger]] = {}
         self._overrides: dict[str, dict[str, Any]] = {}  # root -> its editor overrides (daemon.config)
+        self._changing = asyncio.Lock()  # add/remove wait on a thread: two at once must not both start a watcher
 
     def set_overrides(self, root: str, overrides: dict[str, Any] | None) -> None:
         """A workspace's editor overrides, read by its trigger at every save (watched now or later)."""
@@ -42,27 +43,29 @@ class WatchRegistry:
         return entry[0].mode if entry else None
 
     async def add(self, root: str) -> str:
-        """Watch ``root`` (idempotent); returns the mode: ``inotify`` or ``polling``."""
-        if root in self._watching:
-            return self._watching[root][0].mode
-        trigger = SaveTrigger(Path(root), self.submit, self.is_queued, self.publish,
-                              files_per_job=self.options.files_per_job,
-                              jobs_per_minute=self.options.jobs_per_minute,
-                              overrides=lambda: self._overrides.get(root))
-        watcher = RepoWatcher(Path(root), trigger.on_change, debounce=self.options.debounce,
-                              force_polling=self.options.force_polling, poll_interval=self.options.poll_interval)
-        await asyncio.to_thread(watcher.start)  # walking a big tree to add watches takes a moment
-        self._watching[root] = (watcher, trigger)
+        """Watch ``root`` (idempotent, also when called twice at once); returns the mode: ``inotify`` or ``polling``."""
+        async with self._changing:
+            if root in self._watching:
+                return self._watching[root][0].mode
+            trigger = SaveTrigger(Path(root), self.submit, self.is_queued, self.publish,
+                                  files_per_job=self.options.files_per_job,
+                                  jobs_per_minute=self.options.jobs_per_minute,
+                                  overrides=lambda: self._overrides.get(root))
+            watcher = RepoWatcher(Path(root), trigger.on_change, debounce=self.options.debounce,
+                                  force_polling=self.options.force_polling, poll_interval=self.options.poll_interval)
+            await asyncio.to_thread(watcher.start)  # walking a big tree to add watches takes a moment
+            self._watching[root] = (watcher, trigger)
         log.info("watching %s (%s%s)", root, watcher.mode, f": {watcher.note}" if watcher.note else "")
         if watcher.mode == "polling" and not self.options.force_polling:
             trigger.notice("polling", [], watcher.note)
         return watcher.mode
 
     async def remove(self, root: str) -> bool:
-        entry = self._watching.pop(root, None)
-        if entry is None:
-            return False
-        await asyncio.to_thread(entry[0].stop)
+        async with self._changing:
+            entry = self._watching.pop(root, None)
+            if entry is None:
+                return False
+            await asyncio.to_thread(entry[0].stop)
         return True
 
     async def stop(self) -> None:

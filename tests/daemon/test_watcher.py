@@ -211,3 +211,27 @@ async def test_a_save_of_a_committed_file_sends_its_changed_hunks(git_repo: Path
     by_file = {job.files[0]: job.options for job in queue.jobs}
     assert "+value_30 = 'changed'" in by_file["big.py"]["diff"] and "value_5 =" not in by_file["big.py"]["diff"]
     assert "diff" not in by_file["new.py"]  # a new file is reviewed whole
+
+
+async def test_registering_a_workspace_twice_at_once_starts_one_watcher(git_repo: Path, monkeypatch: Any) -> None:
+    from daemon.watch.registry import WatchOptions, WatchRegistry
+
+    started: list[Path] = []
+    start = RepoWatcher.start
+
+    def counting_start(self: RepoWatcher) -> None:
+        started.append(self.root)
+        start(self)
+
+    async def nothing(*args: Any, **kwargs: Any) -> None:
+        return None
+
+    monkeypatch.setattr(RepoWatcher, "start", counting_start)
+    registry = WatchRegistry(WatchOptions(), nothing, lambda *a: False, nothing)  # type: ignore[arg-type]
+    try:
+        modes = await asyncio.gather(*(registry.add(str(git_repo)) for _ in range(3)))
+        assert len(set(modes)) == 1 and len(started) == 1 and registry.is_watching(str(git_repo))
+        assert await asyncio.gather(registry.remove(str(git_repo)), registry.remove(str(git_repo))) in (
+            [True, False], [False, True])
+    finally:
+        await registry.stop()
