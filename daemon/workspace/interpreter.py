@@ -22,7 +22,6 @@ import shutil
 import sys
 import sysconfig
 import uuid
-import venv
 from pathlib import Path
 
 log = logging.getLogger("troupe.workspace")
@@ -83,6 +82,8 @@ def _readable_by_all(root: Path) -> None:
 
 def _build(root: Path, content: str) -> None:
     """Make the shim in a temporary folder beside ``root`` and move it into place in one rename."""
+    import venv  # once per install: not worth importing at start-up
+
     tmp = root.with_name(f"{root.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         venv.EnvBuilder(symlinks=True, with_pip=False).create(tmp)
