@@ -9,9 +9,12 @@ wait, score each and keep the top half; pack the rest greedily into groups that 
 budget (largest first, first fit); one model call merges each group of two or more. Repeat until
 one remains. When no two solutions fit in one prompt, the best-scored one is the result.
 
-A merge is checked: the merged solution is scored like the others, and when it scores below the
-best member of its group (a test it broke, a placeholder it left), that member goes on instead
-and the round's report says so (``verify=False`` trusts every merge, as the paper does).
+A merge is checked when its group's scores come cheap (the members were scored, or carry their
+team's fresh test run): the merged solution is scored like them, and when it scores below the
+best member (a test it broke, a placeholder it left), that member goes on instead and the
+round's report says so. A group whose members never ran their tests is not checked: that would
+run the project's tests once per member just to compare (``verify=False`` never checks, as in
+the paper). The merged solution's own test run travels with it, so proposing it runs nothing twice.
 
 ``merge="when-needed"`` stops as soon as the best solution is flawless (its tests ran and pass,
 nothing unfinished, no lint): a merge cannot raise that score, and it costs a model call in
@@ -86,7 +89,7 @@ class Pool:
 
     def scores(self, count: int) -> bool:
         """Whether pooling ``count`` solutions scores them (so they may be scored as they arrive)."""
-        return count > self.prune_above or self.merge_when == "when-needed" or self.verify
+        return count > self.prune_above or self.merge_when == "when-needed"
 
     async def prescore(self, solution: Solution) -> None:
         """Score ``solution`` now, in one batch with any that arrive while a batch is running.
@@ -129,7 +132,8 @@ class Pool:
         waiting = distinct(solutions)
         while len(waiting) > 1:
             report: dict[str, Any] = {"round": len(self.rounds) + 1, "waiting": len(waiting)}
-            if self.scores(len(waiting)):
+            # also when every solution carries its team's test run: cheap then, and it lets merges be checked
+            if self.scores(len(waiting)) or (self.verify and all(s.score or s.test_report for s in waiting)):
                 waiting = ranked(await self.score_all(waiting))
                 report["scores"] = describe(waiting)
                 best = waiting[0]
@@ -156,12 +160,13 @@ class Pool:
     async def _verified(self, groups: list[list[Solution]], merged: list[Solution],
                         report: dict[str, Any]) -> list[Solution]:
         """Each merge, or the best of its group where the merge scores lower."""
-        new = [all(result is not s for s in group) for group, result in zip(groups, merged, strict=True)]
-        await self.score_all([result for result, is_new in zip(merged, new, strict=True) if is_new])
+        checked = [all(result is not s for s in group) and all(s.score for s in group)
+                   for group, result in zip(groups, merged, strict=True)]
+        await self.score_all([result for result, check in zip(merged, checked, strict=True) if check])
         out = []
-        for group, result, is_new in zip(groups, merged, new, strict=True):
+        for group, result, check in zip(groups, merged, checked, strict=True):
             best = ranked(group)[0]
-            if is_new and result.score and best.score and result.score.value < best.score.value:
+            if check and result.score and best.score and result.score.value < best.score.value:
                 dropped = {"merge": result.label, "score": result.score.to_dict(), "kept": best.label,
                            "kept_score": best.score.to_dict()}
                 report.setdefault("merges_dropped", []).append(dropped)

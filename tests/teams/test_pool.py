@@ -63,11 +63,11 @@ async def test_eight_solutions_are_pruned_to_the_best_four_and_merged_in_one_cal
     assert best.label.startswith("merge of team 7 + team 5")
 
 
-async def test_four_or_fewer_are_merged_without_pruning(fake_llm, complete) -> None:
+async def test_four_or_fewer_are_merged_without_scoring(fake_llm, complete) -> None:
     fake_llm.default_reply = program("s0.py", "X_0 = 'both'")
     score = scripted_scores({})
-    pool = Pool(Merger(complete, "task"), score, budget_chars=10_000, verify=False)  # as the paper: no scores
-    best = await pool.reduce(solutions(2))
+    pool = Pool(Merger(complete, "task"), score, budget_chars=10_000)
+    best = await pool.reduce(solutions(2))  # no test ran for them: checking the merge would run them all
     assert score.seen == [] and pool.merges == 1 and "kept" not in pool.rounds[0]
     # the merge starts from solution 1: what the merger did not send back stays as solution 1 had it
     assert best.files == {"s0.py": "X_0 = 'both'\n"}
@@ -167,8 +167,7 @@ async def test_solutions_are_scored_as_they_arrive_in_batches_and_not_again(fake
 
     fake_llm.default_reply = program("merged.py", "M = 1")
     pool = Pool(Merger(complete, "task"), BatchScorer(), budget_chars=10_000)
-    assert pool.scores(2)  # merges are checked against their groups, so every solution gets a score
-    assert not Pool(Merger(complete, "task"), BatchScorer(), 10_000, verify=False).scores(4)
+    assert pool.scores(5) and not pool.scores(4)
     group = solutions(6)
 
     async def team(solution: Solution, finishes_after: float) -> None:
@@ -232,9 +231,25 @@ async def test_a_merge_that_scores_below_the_best_of_its_group_is_dropped_for_it
         return await score(solution)
 
     group = solutions(3)
+    for member in group:  # each team ran its tests: scoring the group is cheap, so the merge is checked
+        member.test_report = {"ok": True, "passed": 1, "failed": 0}
     pool = Pool(Merger(complete, "task"), judged, budget_chars=10_000, say=say)
     best = await pool.reduce(group)
     assert best is group[1] and pool.merges == 1  # the merge was made, scored lower, and dropped
     (dropped,) = pool.rounds[0]["merges_dropped"]
     assert dropped["kept"] == "team 1" and dropped["merge"].startswith("merge of team 1")
     assert any("below team 1's" in text and "kept team 1" in text for text in said)
+
+
+async def test_a_merge_of_untested_solutions_is_not_checked_and_verify_false_never_checks(fake_llm, complete) -> None:
+    fake_llm.default_reply = program("merged.py", "M = 1")
+    score = scripted_scores({"team 0": 1.0, "team 1": 1.0, "merge of team 0 + team 1": 0.0})
+    best = await Pool(Merger(complete, "task"), score, budget_chars=10_000).reduce(solutions(2))
+    assert score.seen == [] and "merged.py" in best.files  # untested members: trusted as the paper does
+
+    tested = solutions(8)
+    for member in tested:
+        member.test_report = {"ok": True}
+    unchecked = await Pool(Merger(complete, "task"), scripted_scores({"team 0": 1.0}), budget_chars=10_000,
+                           verify=False).reduce(tested)
+    assert unchecked.label.startswith("merge of")
