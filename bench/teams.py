@@ -47,6 +47,7 @@ from daemon.agents.loader import load_chain_file
 from daemon.agents.model import ChainSet
 from daemon.config import ModelSettings, Secret, Settings
 from daemon.llm.gateway import Gateway, import_litellm
+from daemon.teams.config import MERGE_WHEN
 from daemon.teams.macnet import Network
 from daemon.teams.run import TeamsRunner
 from daemon.teams.solution import Solution
@@ -302,7 +303,7 @@ def main() -> None:
     parser.add_argument("--p-right", type=float, default=0.35)
     parser.add_argument("--croto-latency", type=float, action="append",
                         help="latency for the Croto runs (repeatable; default: --latency)")
-    parser.add_argument("--merge", choices=("always", "when-needed"), action="append",
+    parser.add_argument("--merge", choices=MERGE_WHEN, action="append",
                         help="Croto's merge setting (repeatable; default: always)")
     parser.add_argument("--http-latency", type=float, action="append",
                         help="latency for the full-stack MacNet run (repeatable; default: --latency)")
