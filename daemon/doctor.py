@@ -136,6 +136,21 @@ def _local_model(check_live: bool) -> Check:
     return Check("model", ok, f"{detail}: {said}")
 
 
+def _sandbox() -> Check:
+    """How generated code runs here: the isolation this machine allows, and which Python runs it."""
+    from daemon.sandbox import detect_isolation
+    from daemon.workspace.interpreter import project_python
+
+    isolation = detect_isolation()
+    kept = [name for name, on in (("network", isolation.network_isolated), ("PID", isolation.pid_namespace),
+                                  ("read-only files", isolation.confine_writes),
+                                  ("own uid", isolation.own_uid), ("user namespace", isolation.user_namespace)) if on]
+    detail = ("isolated: " + ", ".join(kept)) if kept else "NOT isolated (resource limits only)"
+    if isolation.limitation:
+        detail += f" ({isolation.limitation})"
+    return Check("sandbox", True, f"{detail}; project code runs on {project_python()}")
+
+
 def run_doctor(*, json_output: bool = False, check_model: bool = True) -> int:
     checks = [
         Check("home", True, f"TROUPE_HOME={paths.troupe_home()}"
@@ -144,6 +159,7 @@ def run_doctor(*, json_output: bool = False, check_model: bool = True) -> int:
         _database(),
         _daemon(),
         _viewer(),
+        _sandbox(),
         _versions(),
     ]
     if json_output:

@@ -25,3 +25,5 @@ def test_doctor_reports_a_missing_model_clearly(tmp_path) -> None:
                          capture_output=True, text=True, env=env, cwd=tmp_path)
     assert out.returncode == 1
     assert "no model configured: set TROUPE_MODEL" in out.stdout
+    sandbox = next(line for line in out.stdout.splitlines() if " sandbox " in line)
+    assert "isolated" in sandbox and "project code runs on " in sandbox
