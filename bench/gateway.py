@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,15 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from daemon.config import ModelSettings, Secret
 from daemon.llm.gateway import Gateway, import_litellm
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.fakes.llm_server import ServerProcess
 
 
 async def run(calls: int, concurrency: int, model: str) -> dict[str, float]:
-    server = subprocess.Popen([sys.executable, "-m", "tests.fakes.llm_server", "--port", "0"], cwd=ROOT,
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        url = server.stdout.readline().strip().split("=", 1)[1]  # type: ignore[union-attr]
+    with ServerProcess() as url:
         await asyncio.to_thread(import_litellm)
         gateway = Gateway(ModelSettings(default=model, api_base=f"{url}/v1", api_key=Secret("sk-fake"),
                                         concurrency=concurrency))
@@ -44,9 +39,6 @@ async def run(calls: int, concurrency: int, model: str) -> dict[str, float]:
         cpu, began = time.process_time(), time.perf_counter()
         await asyncio.gather(*(one(i) for i in range(calls)))
         wall, cpu = time.perf_counter() - began, time.process_time() - cpu
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
     return {"wall": wall, "cpu_ms": 1000 * cpu / calls, "per_second": calls / wall}
 
 

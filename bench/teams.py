@@ -53,9 +53,8 @@ from daemon.teams.run import TeamsRunner
 from daemon.teams.solution import Solution
 from daemon.teams.topology import make_topology
 from daemon.workspace.change import apply_change
-from tests.fakes.llm_server import FakeLLM
+from tests.fakes.llm_server import FakeLLM, ServerProcess, serve_until_signalled
 
-ROOT = Path(__file__).resolve().parents[1]
 CORES = len(os.sched_getaffinity(0))
 ACTOR_REPLY = "```python app.py\ndef f(x):\n    return 2 * x\n```"
 CRITIC_REPLY = "Name the constant in app.py."
@@ -148,28 +147,28 @@ async def macnet_http(agents: int, latency: float, concurrency: int) -> dict:
     script = {"default_reply": ACTOR_REPLY, "rules": [{"system": "You are a critic", "reply": CRITIC_REPLY}]}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(script, handle)
-    server = subprocess.Popen([sys.executable, "-m", "tests.fakes.llm_server", "--port", "0", "--latency",
-                               str(latency), "--script", handle.name], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
-        url = server.stdout.readline().strip().split("=", 1)[1]  # type: ignore[union-attr]
-        await asyncio.to_thread(import_litellm)
-        gateway = Gateway(ModelSettings(default="openai/fake-model", api_base=f"{url}/v1", api_key=Secret("sk-fake"),
-                                        max_retries=2, concurrency=concurrency))
-
-        async def complete(messages, role, temperature):  # type: ignore[no-untyped-def]
-            return (await gateway.complete(messages, role=role, temperature=temperature)).text
-
-        network = Network(make_topology("small-world", agents, seed=1), complete, task="Write app.py with f(x).",
-                          base=Solution("base"), concurrency=concurrency)
-        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        cpu, began = time.process_time(), time.perf_counter()
-        await network.run()
-        wall, cpu = time.perf_counter() - began, time.process_time() - cpu
-        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        with ServerProcess("--latency", str(latency), "--script", handle.name) as url:
+            return await _macnet_http(agents, latency, concurrency, url)
     finally:
-        server.terminate()
-        server.wait(timeout=10)
         os.unlink(handle.name)
+
+
+async def _macnet_http(agents: int, latency: float, concurrency: int, url: str) -> dict:
+    await asyncio.to_thread(import_litellm)
+    gateway = Gateway(ModelSettings(default="openai/fake-model", api_base=f"{url}/v1", api_key=Secret("sk-fake"),
+                                    max_retries=2, concurrency=concurrency))
+
+    async def complete(messages, role, temperature):  # type: ignore[no-untyped-def]
+        return (await gateway.complete(messages, role=role, temperature=temperature)).text
+
+    network = Network(make_topology("small-world", agents, seed=1), complete, task="Write app.py with f(x).",
+                      base=Solution("base"), concurrency=concurrency)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    cpu, began = time.process_time(), time.perf_counter()
+    await network.run()
+    wall, cpu = time.perf_counter() - began, time.process_time() - cpu
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     low, _ = bound(network, latency, concurrency)
     return {"agents": agents, "calls": network.calls, "wall": wall, "bound": low, "ratio": wall / low,
             "cpu_per_call_ms": 1000 * cpu / network.calls, "peak_rss_mb": rss_after,
@@ -217,39 +216,16 @@ def passes(change) -> bool:  # type: ignore[no-untyped-def]
         return subprocess.run([sys.executable, "check.py"], cwd=folder, capture_output=True, timeout=30).returncode == 0
 
 
-class CrotoServer:
-    """The scripted fake model in its own process, as a real model server would be: its CPU is not
-    the client's (on two cores an in-process fake took ~1/3 of the teams' event loop)."""
-
-    def __init__(self, latency: float, p_right: float, seed: int) -> None:
-        self.argv = [sys.executable, str(Path(__file__).resolve()), "--serve-croto", "--croto-latency", str(latency),
-                     "--p-right", str(p_right), "--seed", str(seed)]
-
-    def __enter__(self) -> str:
-        self.process = subprocess.Popen(self.argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline().strip()  # type: ignore[union-attr]
-        if not line.startswith("FAKE_LLM_URL="):
-            self.process.kill()
-            raise RuntimeError(f"the fake server did not start: {line!r}")
-        return line.split("=", 1)[1]
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
+def croto_server(latency: float, p_right: float, seed: int) -> ServerProcess:
+    """The scripted fake in its own process (this script with ``--serve-croto``)."""
+    return ServerProcess(argv=[sys.executable, str(Path(__file__).resolve()), "--serve-croto", "--croto-latency",
+                               str(latency), "--p-right", str(p_right), "--seed", str(seed)])
 
 
 async def serve_croto(latency: float, p_right: float, seed: int) -> None:
-    import signal
-
     llm = FakeLLM(latency=latency)
     script_croto(llm, p_right, seed)
-    await llm.start()
-    print(f"FAKE_LLM_URL={llm.url}", flush=True)
-    done = asyncio.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        asyncio.get_running_loop().add_signal_handler(signum, done.set)
-    await done.wait()
-    await llm.stop()
+    await serve_until_signalled(llm)
 
 
 def cpu_seconds() -> float:
@@ -268,7 +244,7 @@ async def croto(tasks: int, teams: int, latency: float, p_right: float,
         chain = load_chain_file(path)
         chains = ChainSet({chain.name: chain}, chain.roles)
         for count in (1, teams):
-            with CrotoServer(latency, p_right, seed=count) as url:
+            with croto_server(latency, p_right, seed=count) as url:
                 settings = ModelSettings(default="openai/fake-model", api_base=f"{url}/v1", api_key=Secret("sk-fake"),
                                          max_retries=1, concurrency=2 * teams)
                 gateway = Gateway(settings)

@@ -49,6 +49,8 @@ import json
 import re
 import signal
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -366,12 +368,31 @@ class FakeLLM:
         return web.json_response({"ok": True})
 
 
-async def _serve_forever(args: argparse.Namespace) -> None:
-    llm = FakeLLM(host=args.host, port=args.port, latency=args.latency, record_path=args.record)
-    if args.default_reply is not None:
-        llm.default_reply = args.default_reply
-    if args.script:
-        llm.script.load(json.loads(Path(args.script).read_text(encoding="utf-8")))
+class ServerProcess:
+    """A fake server in a process of its own (as a real model server would be: its CPU is not the
+    client's), for benchmarks: ``with ServerProcess("--latency", "0.02") as url: ...``. ``argv``
+    replaces the whole command (a script that calls :func:`serve_until_signalled` itself)."""
+
+    def __init__(self, *args: str, argv: list[str] | None = None, cwd: Path | None = None) -> None:
+        self.argv = argv or [sys.executable, "-m", "tests.fakes.llm_server", *args]
+        self.cwd = cwd or Path(__file__).resolve().parents[2]
+
+    def __enter__(self) -> str:
+        self.process = subprocess.Popen(self.argv, cwd=self.cwd, stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline().strip()  # type: ignore[union-attr]
+        if not line.startswith("FAKE_LLM_URL="):
+            self.process.kill()
+            self.process.wait(timeout=10)
+            raise RuntimeError(f"the fake server did not start: {line!r}")
+        return line.removeprefix("FAKE_LLM_URL=")
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+async def serve_until_signalled(llm: FakeLLM) -> None:
+    """Start ``llm``, print its URL (the first line :class:`ServerProcess` reads), serve until SIGINT/SIGTERM."""
     await llm.start()
     print(f"FAKE_LLM_URL={llm.url}", flush=True)
     done = asyncio.Event()
@@ -380,6 +401,15 @@ async def _serve_forever(args: argparse.Namespace) -> None:
         loop.add_signal_handler(signum, done.set)
     await done.wait()
     await llm.stop()
+
+
+async def _serve_forever(args: argparse.Namespace) -> None:
+    llm = FakeLLM(host=args.host, port=args.port, latency=args.latency, record_path=args.record)
+    if args.default_reply is not None:
+        llm.default_reply = args.default_reply
+    if args.script:
+        llm.script.load(json.loads(Path(args.script).read_text(encoding="utf-8")))
+    await serve_until_signalled(llm)
 
 
 def main(argv: list[str] | None = None) -> None:
