@@ -37,6 +37,8 @@ from daemon.api.protocol import (
     Health,
     JobInfo,
     JobList,
+    LintRequest,
+    LintResult,
     Message,
     RegisterWorkspace,
     SearchResults,
@@ -201,6 +203,10 @@ class DaemonClient:
     async def findings(self, workspace: str | None = None, file: str | None = None,
                        state: str = "open") -> list[FindingInfo]:
         return (await self._get(FindingList, "/findings", workspace=workspace, file=file, state=state)).findings
+
+    async def lint(self, path: str, text: str) -> LintResult:
+        """The static lane: ruff's diagnostics for ``text`` as the file ``path``, in milliseconds."""
+        return await self._post(LintResult, "/lint", LintRequest(path=path, text=text))
 
     async def set_finding_state(self, finding_id: int, state: str, reason: str | None = None) -> FindingInfo:
         return await self._post(FindingInfo, f"/findings/{finding_id}", {"state": state, "reason": reason})

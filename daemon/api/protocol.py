@@ -24,6 +24,8 @@ Routes (all under ``/v1``; errors are ``{"error": {"code", "message"}}``)::
     POST   /v1/changes/{id}/discard        -> ChangeInfo
     GET    /v1/findings?workspace=&file=&state= -> FindingList
     POST   /v1/findings/{id}  FindingUpdate -> FindingInfo        (dismiss / reopen / resolve)
+    POST   /v1/lint           LintRequest  -> LintResult         (the static lane: ruff on the given text,
+                                              never queued behind a job)
     GET    /v1/workspaces                  -> WorkspaceList
     POST   /v1/workspaces     RegisterWorkspace -> WorkspaceInfo  (idempotent; settings: the editor's
                                               WorkspaceSettings, replacing earlier ones; absent: kept)
@@ -178,6 +180,19 @@ class FindingUpdate(Message):
     reason: str | None = None
 
 
+@dataclass
+class LintRequest(Message):
+    """Lint this text as the file ``path`` (absolute; the project's ruff configuration applies)."""
+
+    path: str
+    text: str
+    _max_lengths: ClassVar[dict[str, int]] = {"path": 4_096, "text": 1_000_000}
+
+    def validate(self) -> None:
+        if not self.path.startswith("/"):
+            raise ProtocolError(f"path must be an absolute path, got {self.path!r}")
+
+
 # ---------------------------------------------------------------- responses
 
 
@@ -190,6 +205,50 @@ class Usage(Message):
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class LintEdit(Message):
+    """Replace the text from (``start_line``, ``start_col``) to (``end_line``, ``end_col``), 1-based
+    lines and character columns, end exclusive."""
+
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+    text: str
+
+
+@dataclass
+class LintFix(Message):
+    message: str
+    applicability: Literal["safe", "unsafe", "display-only"]
+    edits: list[LintEdit] = field(default_factory=list)
+
+
+@dataclass
+class LintDiagnostic(Message):
+    """One lint issue; ``message`` does not repeat ``rule``; 1-based lines and character columns."""
+
+    rule: str
+    message: str
+    severity: Severity
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+    fix: LintFix | None = None
+
+
+@dataclass
+class LintResult(Message):
+    """``configured``: the project's own ruff configuration applied (else ruff's defaults)."""
+
+    path: str
+    content_hash: str
+    diagnostics: list[LintDiagnostic] = field(default_factory=list)
+    configured: bool = False
+    error: str | None = None  # ruff could not run; diagnostics is empty
 
 
 @dataclass
@@ -275,6 +334,7 @@ class FindingInfo(Message):
     fingerprint: str | None = None
     workspace: str | None = None
     job_id: str | None = None
+    content_hash: str | None = None  # sha256 of the file text the finding was computed on
 
 
 @dataclass

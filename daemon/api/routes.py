@@ -22,6 +22,7 @@ from daemon.api.protocol import (
     FindingList,
     FindingUpdate,
     JobList,
+    LintRequest,
     Message,
     Metrics,
     ProtocolError,
@@ -277,6 +278,17 @@ async def update_finding(request: web.Request) -> web.Response:
     root = await d.jobs.workspace_root(finding.workspace_id)
     await record_learning(d.store, finding, body.state, body.reason, root)  # reviews learn from people
     return answer(views.finding_info(finding, workspace=await d.jobs.workspace_root(finding.workspace_id)))
+
+
+@routes.post(f"{PREFIX}/lint")
+async def lint(request: web.Request) -> web.Response:
+    """The static lane: answered at once, beside the job queue (no slot, no model)."""
+    from daemon.lint.ruff import lint_text
+
+    body = await read_body(request, LintRequest)
+    path = os.path.realpath(body.path)
+    ws = await daemon(request).store.find_workspace_for(path)
+    return answer(await lint_text(path, body.text, ws.root if ws else None))
 
 
 # ---------------------------------------------------------------- workspaces

@@ -52,6 +52,15 @@ def test_every_message_type_has_a_json_round_trip() -> None:
         "Metrics": {"requests": 1, "jobs_by_state": {}, "jobs_submitted": 0, "events_streamed": 0,
                     "watch_saves_seen": 0, "watch_jobs_started": 0, "watch_files_skipped": 0},
         "ErrorBody": {"code": "bad_request", "message": "m"},
+        "LintRequest": {"path": "/r/a.py", "text": "import os\n"},
+        "LintEdit": {"start_line": 1, "start_col": 1, "end_line": 2, "end_col": 1, "text": ""},
+        "LintFix": {"message": "Remove unused import", "applicability": "safe",
+                    "edits": [{"start_line": 1, "start_col": 1, "end_line": 2, "end_col": 1, "text": ""}]},
+        "LintDiagnostic": {"rule": "F821", "message": "Undefined name `x`", "severity": "major", "start_line": 1,
+                           "start_col": 1, "end_line": 1, "end_col": 2},
+        "LintResult": {"path": "/r/a.py", "content_hash": "ab", "diagnostics": [
+            {"rule": "F401", "message": "`os` imported but unused", "severity": "minor", "start_line": 1,
+             "start_col": 8, "end_line": 1, "end_col": 10, "fix": {"message": "Remove", "applicability": "safe"}}]},
     }
     types = all_message_types()
     assert {t.__name__ for t in types} == set(samples), "a new protocol type needs a sample here"
