@@ -15,6 +15,7 @@ from pygls.workspace import ServerTextPosition, ServerTextRange, TextDocument
 from lsp.tracking import Placed
 
 SOURCE = "troupe"
+MODEL_CODE = "review"  # the code of every model finding
 SEVERITY = {
     "critical": types.DiagnosticSeverity.Error,
     "major": types.DiagnosticSeverity.Error,
@@ -53,10 +54,10 @@ def to_diagnostic(doc: TextDocument, item: Placed) -> types.Diagnostic:
     who = "Troupe (AI reviewer)" if finding.rule is None else f"Troupe ({finding.rule})"
     return types.Diagnostic(
         range=finding_range(doc, item),
-        message=finding.message,
+        message=finding.message.removeprefix(f"{finding.rule} ") if finding.rule else finding.message,
         severity=SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
         source=SOURCE,
-        code=finding.rule or finding.id,
+        code=finding.rule or MODEL_CODE,  # stable: the rule, or the reviewer's category (ids change)
         data={**finding_data(item), "by": who},
     )
 

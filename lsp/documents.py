@@ -8,12 +8,16 @@ skipped: tracked by URI only, never reviewed or decorated.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from daemon.api.protocol import FindingInfo
-from lsp.tracking import Placed, place
+from lsp.lint import Linted
+from lsp.tracking import Placed, edit_lines, follow, line_map, place
+
+BASELINES = 8  # saved texts remembered, so a finding is placed against the text its review read
 
 MAX_DOCUMENT_BYTES = 1_000_000
 
@@ -37,6 +41,11 @@ class OpenDocument:
     placed: dict[int, Placed] = field(default_factory=dict)
     dropped: dict[int, str | None] = field(default_factory=dict)  # finding id -> job that reported it
     skipped: str | None = None
+    lines: list[str] = field(default_factory=list)  # the buffer as this server last saw it, without line feeds
+    lint: list[Linted] = field(default_factory=list)  # the static lane's diagnostics, moved with the edits
+    linted: bool = False  # the static lane answered: it, not the store's lint findings, shows lint
+    baselines: dict[str, list[str]] = field(default_factory=dict)  # content hash -> lines, for recent saves
+    lint_task: asyncio.Task[None] | None = None
 
     @property
     def relative(self) -> str | None:
@@ -53,7 +62,8 @@ class OpenDocument:
         if finding.id in self.dropped and self.dropped[finding.id] == finding.job_id:
             return  # the same report whose lines the user has edited since
         self.dropped.pop(finding.id, None)
-        placed = place(finding, self.reviewed, current)
+        reviewed = self.baselines.get(finding.content_hash or "", self.reviewed)
+        placed = place(finding, reviewed, current)
         if placed is None:
             self.dropped[finding.id] = finding.job_id
         else:
@@ -68,10 +78,31 @@ class OpenDocument:
     def forget(self, finding_id: int) -> bool:
         return self.placed.pop(finding_id, None) is not None
 
-    def edited(self, kept: list[Placed], dropped: list[Placed]) -> None:
+    def saved(self, lines: list[str], content_hash: str) -> None:
+        """This text was saved: the baseline the next review reads."""
+        self.reviewed = lines
+        self.baselines.pop(content_hash, None)
+        self.baselines[content_hash] = lines
+        while len(self.baselines) > BASELINES:
+            self.baselines.pop(next(iter(self.baselines)))
+
+    def edit(self, start: tuple[int, int], end: tuple[int, int], text: str) -> None:
+        """One incremental edit (character positions): findings and lint on changed lines go."""
+        self.lines, mapping = edit_lines(self.lines, start, end, text)
+        self._moved(mapping)
+
+    def replaced(self, lines: list[str]) -> None:
+        """The whole text was sent: what is kept is what a line diff finds unchanged."""
+        mapping = line_map(self.lines, lines)
+        self.lines = lines
+        self._moved(mapping)
+
+    def _moved(self, mapping: dict[int, int]) -> None:
+        kept, dropped = follow(list(self.placed.values()), mapping)
         self.placed = {p.finding.id: p for p in kept}
         for item in dropped:
             self.dropped[item.finding.id] = item.finding.job_id
+        self.lint = follow(self.lint, mapping)[0]
 
 
 def containing_root(path: str | None, roots: Iterable[str]) -> str | None:

@@ -8,6 +8,7 @@ It never imports the agent engine or litellm: everything that thinks runs in the
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from pathlib import Path
@@ -35,6 +36,9 @@ from lsp.documents import OpenDocument, containing_root
 from lsp.edits import ChangeNotApplicable, workspace_edit
 from lsp.jobs import JobFollower
 from lsp.link import DaemonLink
+from lsp.lint import Linted
+from lsp.lint import placed as placed_lint
+from lsp.lint import to_diagnostic as lint_diagnostic
 from lsp.protocol import AnsweredBadMessage, TroupeProtocol
 from lsp.rpc import daemon_failed, request_failed
 from lsp.settings import shown
@@ -90,19 +94,53 @@ class TroupeServer(LanguageServer):
                 "cost": round(self.usage["cost"], 6)}
 
     def visible(self, doc: OpenDocument) -> list[Placed]:
-        """The document's findings at or above the editor's ``minimumSeverity``, in order."""
+        """The document's findings at or above the editor's ``minimumSeverity``, in order; once the
+        static lane has answered, it shows lint (the store's lint findings read older text)."""
         minimum = self.settings.get("minimumSeverity", "info")
-        return sorted((p for p in doc.placed.values() if shown(p.finding.severity, minimum)),
+        return sorted((p for p in doc.placed.values() if shown(p.finding.severity, minimum)
+                       and not (doc.linted and p.finding.rule is not None)),
                       key=lambda p: (p.start, p.finding.id))
+
+    def visible_lint(self, doc: OpenDocument) -> list[Linted]:
+        minimum = self.settings.get("minimumSeverity", "info")
+        return [item for item in doc.lint if shown(item.lint.severity, minimum)]
 
     def publish(self, doc: OpenDocument) -> None:
         text_doc = self.workspace.get_text_document(doc.uri)
-        diagnostics = [] if doc.skipped else [to_diagnostic(text_doc, item) for item in self.visible(doc)]
+        diagnostics = [] if doc.skipped else [to_diagnostic(text_doc, item) for item in self.visible(doc)] + [
+            lint_diagnostic(text_doc, item) for item in self.visible_lint(doc)]
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=doc.uri, version=text_doc.version, diagnostics=diagnostics))
 
     def current_lines(self, doc: OpenDocument) -> list[str]:
         return list(self.workspace.get_text_document(doc.uri).lines)
+
+    async def lint(self, doc: OpenDocument, pause: float = 0.0) -> None:
+        """The static lane: the daemon lints the buffer text as it is now (after ``pause``)."""
+        if pause:
+            await asyncio.sleep(pause)
+        if doc.skipped or doc.path is None or not self.link.connected:
+            return
+        text_doc = self.workspace.get_text_document(doc.uri)
+        version, text = text_doc.version, text_doc.source
+        try:
+            result = await self.link.call(lambda c: c.lint(doc.path, text))
+        except DaemonError as exc:
+            log.info("lint of %s unavailable: %s", doc.uri, exc)
+            return
+        if self.documents.get(doc.uri) is not doc or self.workspace.get_text_document(doc.uri).version != version:
+            return  # typed past it: the lint of the newer text is on its way
+        if result.error:
+            self.log_line(f"lint of {doc.path}: {result.error}", types.MessageType.Warning)
+            return
+        doc.lint, doc.linted = placed_lint(result.diagnostics, version), True
+        self.publish(doc)
+
+    def lint_soon(self, doc: OpenDocument, pause: float = 0.0) -> None:
+        """(Re)start the document's lint; a newer request replaces a pending one."""
+        if doc.lint_task is not None and not doc.lint_task.done():
+            doc.lint_task.cancel()
+        doc.lint_task = asyncio.create_task(self.lint(doc, pause), name=f"troupe-lint-{doc.uri}")
 
     # ---------------------------------------------------------------- the daemon link
 
@@ -120,6 +158,7 @@ class TroupeServer(LanguageServer):
             await self.register_folder(folder)
         for doc in list(self.documents.values()):
             self.attach(doc)
+            self.lint_soon(doc)
             await self.refresh(doc)
 
     async def register_folder(self, folder: str) -> None:

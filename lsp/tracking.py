@@ -2,8 +2,9 @@
 
 A review reads the file as it was saved; the user keeps typing. A finding arrives with 1-based
 lines of the reviewed text; :func:`place` maps them onto the buffer (0-based) through a line
-diff, and :func:`shift` moves placed findings along with each incremental ``didChange``: edits
-above a finding move it, an edit that touches its lines drops it (the next review decides).
+diff, and :func:`edit_lines` + :func:`follow` move placed findings (and lint) along with each
+incremental ``didChange``: edits elsewhere move them, an edit that changes the text of their
+lines drops them (the next review decides).
 Pure functions over lines, so the rules are tested without a server.
 """
 
@@ -12,8 +13,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-
-from lsprotocol import types
+from typing import Protocol, TypeVar
 
 from daemon.api.protocol import FindingInfo
 
@@ -52,22 +52,57 @@ def place(finding: FindingInfo, reviewed: Sequence[str], current: Sequence[str])
     return Placed(finding, moved[0], moved[-1])  # type: ignore[arg-type]
 
 
-def shift(placed: Sequence[Placed], change: types.Range, text: str) -> tuple[list[Placed], list[Placed]]:
-    """Apply one incremental edit (``change`` replaced by ``text``): (kept, dropped).
+Item = TypeVar("Item", bound="Spanned")
 
-    A whole-line edit (from column 0 to column 0, inserting whole lines) touches only the lines it
-    replaces, so inserting lines right above a finding moves it instead of dropping it."""
-    first, last = change.start.line, change.end.line
-    delta = text.count("\n") - (last - first)
-    whole_lines = change.start.character == 0 and change.end.character == 0 and (not text or text.endswith("\n"))
-    last_touched = last - 1 if whole_lines else last
-    kept: list[Placed] = []
-    dropped: list[Placed] = []
-    for item in placed:
-        if item.end < first:
-            kept.append(item)
-        elif item.start > last_touched:
-            kept.append(replace(item, start=item.start + delta, end=item.end + delta))
+
+class Spanned(Protocol):
+    """Anything shown on lines ``start``..``end`` (0-based, inclusive) of the buffer: findings, lint."""
+
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+
+
+def edit_lines(old: Sequence[str], start: tuple[int, int], end: tuple[int, int],
+               text: str) -> tuple[list[str], dict[int, int]]:
+    """Apply one edit to ``old`` (lines without their line feeds; positions in characters):
+    the new lines and, for every old line whose text the edit left as it was, its new index.
+
+    Only lines whose text changed are lost: Neovim's ``o`` (``(L, eol)``-``(L+1, 0)`` replaced by
+    ``"\\n<new>\\n"``), Enter at the end of a line, a paste of whole lines, an undo that restores
+    them all keep the lines around the edit."""
+    lines = list(old) or [""]
+    first = min(start[0], len(lines) - 1)
+    last = min(max(end[0], first), len(lines) - 1)
+    prefix = lines[first][:start[1]]
+    suffix = lines[last][end[1]:] if end[0] <= last else ""
+    block_old = lines[first:last + 1]
+    block_new = (prefix + text + suffix).split("\n")
+    new = lines[:first] + block_new + lines[last + 1:]
+    same_top = 0
+    while same_top < min(len(block_old), len(block_new)) and block_old[same_top] == block_new[same_top]:
+        same_top += 1
+    same_bottom = 0
+    while (same_bottom < min(len(block_old), len(block_new)) - same_top
+           and block_old[-1 - same_bottom] == block_new[-1 - same_bottom]):
+        same_bottom += 1
+    delta = len(block_new) - len(block_old)
+    mapping = {i: i for i in range(first + same_top)}
+    mapping.update({last - j: last - j + delta for j in range(same_bottom)})
+    mapping.update({i: i + delta for i in range(last + 1, len(lines))})
+    return new, mapping
+
+
+def follow(items: Sequence[Item], mapping: dict[int, int]) -> tuple[list[Item], list[Item]]:
+    """(kept, dropped): an item is kept, moved, when all its lines are unchanged and still together."""
+    kept: list[Item] = []
+    dropped: list[Item] = []
+    for item in items:
+        first, last = mapping.get(item.start), mapping.get(item.end)
+        whole = all(line in mapping for line in range(item.start, item.end + 1))
+        if whole and first is not None and last is not None and last - first == item.end - item.start:
+            kept.append(replace(item, start=first, end=last))  # type: ignore[type-var]
         else:
             dropped.append(item)
     return kept, dropped

@@ -6,3 +6,10 @@ same configuration rule (the project's, else ruff's conservative defaults) serve
 job's static check (:mod:`daemon.workspace.testing`), and :func:`summary` is what a review
 prompt gets to know about lint.
 """
+
+import hashlib
+
+
+def text_hash(text: str) -> str:
+    """The content hash of a text as it is on disk (UTF-8): the same as the watcher's of the file."""
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()

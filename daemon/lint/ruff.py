@@ -9,7 +9,6 @@ undefined names) is ``major`` (an editor Error); every other rule is ``minor`` (
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import os
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.api.protocol import LintDiagnostic, LintEdit, LintFix, LintResult
+from daemon.lint import text_hash
 from daemon.lint.config import config_args
 from daemon.workspace.testing import ruff_command
 
@@ -25,11 +25,6 @@ log = logging.getLogger("troupe.lint")
 TIMEOUT_S = 10.0
 ERROR_RULES = ("invalid-syntax", "E9", "F821", "F822", "F823", "F63", "F7")
 PYTHON_SUFFIXES = (".py", ".pyi")
-
-
-def text_hash(text: str) -> str:
-    """The content hash of a text as it is on disk (UTF-8), the same as the watcher's."""
-    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 def severity(rule: str) -> str:

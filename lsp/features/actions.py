@@ -1,9 +1,9 @@
-"""Code actions on findings: the suggested fix, and the team's own actions.
+"""Code actions on findings: the suggested fix, and the team's own actions; ruff's own fixes on lint.
 
-Every title starts with "Troupe:" so the user knows an AI is behind it. Only a real fix (a
+Every title of the team's actions starts with "Troupe:" so the user knows an AI is behind it. Only a real fix (a
 finding with a suggested replacement) is a ``quickfix``; "Ask the team", "Explain" and
 "Dismiss" use the kind ``refactor.troupe``. None is ever ``isPreferred``, so the editor's
-own quick-fix key keeps applying the language tools' fixes.
+own quick-fix key keeps applying the language tools' fixes; ruff's safe fixes are preferred.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from lsp.diagnostics import fix_edit, to_diagnostic
+from lsp.lint import fix_actions
 from lsp.server import TroupeServer
 from lsp.tracking import Placed
 
@@ -72,4 +73,8 @@ def register(server: TroupeServer) -> None:
         first, last = params.range.start.line, params.range.end.line
         only = [str(getattr(k, "value", k)) for k in params.context.only or []]
         hits = [p for p in ls.visible(doc) if p.start <= last and p.end >= first]
-        return [action for item in hits for action in _actions(ls, uri, item, only)]
+        text_doc = ls.workspace.get_text_document(uri)
+        lint = ls.visible_lint(doc) if _wanted(types.CodeActionKind.QuickFix.value, only) else []
+        fixes = [action for item in lint if item.start <= last and item.end >= first
+                 for action in fix_actions(text_doc, item)]
+        return fixes + [action for item in hits for action in _actions(ls, uri, item, only)]

@@ -1,13 +1,14 @@
 """Documents: findings follow the buffer from open to close.
 
-* open: the store's open findings for the file are shown; huge and binary documents are
-  skipped with a log line.
-* change: findings move with incremental edits above them; edited findings disappear.
-* save: the saved text becomes the review baseline. The daemon's watcher reviews saved files
-  of registered workspaces, so the server does NOT submit a review too (that would double
-  every job); only when the daemon says it is not watching a workspace does the server submit
-  the review itself (and the tests, with ``testOnSave``; no review with ``reviewOnSave`` false).
-  Either way the findings arrive on the event stream.
+* open: the static lane lints the buffer at once and the store's open findings for the file are
+  shown; huge and binary documents are skipped with a log line.
+* change: findings and lint move with the edits; those on lines whose text changed disappear;
+  the buffer is linted again once typing pauses (:data:`lsp.lint.CHANGE_PAUSE_S`).
+* save: the buffer is linted at once, and the saved text becomes the review baseline. The
+  daemon's watcher reviews saved files of registered workspaces, so the server does NOT submit
+  a review too (that would double every job); only when the daemon says it is not watching a
+  workspace does the server submit the review itself (and the tests, with ``testOnSave``; no
+  review with ``reviewOnSave`` false). Either way the findings arrive on the event stream.
 * close: the document's diagnostics are cleared.
 """
 
@@ -17,9 +18,10 @@ from lsprotocol import types
 
 from daemon.api.protocol import SubmitJob, WorkspaceSettings
 from daemon.client import DaemonError
+from daemon.lint import text_hash
 from lsp.documents import OpenDocument, skip_reason
+from lsp.lint import CHANGE_PAUSE_S
 from lsp.server import TroupeServer, real_path
-from lsp.tracking import shift
 
 
 def register(server: TroupeServer) -> None:
@@ -32,7 +34,9 @@ def register(server: TroupeServer) -> None:
             ls.log_line(f"skipped {item.uri}: {doc.skipped}; it gets no review and no diagnostics")
             return
         doc.reviewed = ls.current_lines(doc)
+        doc.lines = item.text.split("\n")
         ls.attach(doc)
+        ls.lint_soon(doc)
         if ls.link.connected:
             try:
                 await ls.refresh(doc)
@@ -42,21 +46,30 @@ def register(server: TroupeServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TroupeServer, params: types.DidChangeTextDocumentParams) -> None:
         doc = ls.documents.get(params.text_document.uri)
-        if doc is None or doc.skipped or not doc.placed:
+        if doc is None or doc.skipped:
             return
+        codec = ls.workspace.position_codec
         for change in params.content_changes:
             if isinstance(change, types.TextDocumentContentChangePartial):
-                doc.edited(*shift(list(doc.placed.values()), change.range, change.text))
-            else:  # the whole text: place the findings again against the review baseline
-                doc.replace_all([p.finding for p in doc.placed.values()], ls.current_lines(doc))
+                lines = [line + "\n" for line in doc.lines]  # the codec counts characters on these
+                rng = codec.range_from_client_units(lines, change.range)
+                doc.edit((rng.start.line, rng.start.character), (rng.end.line, rng.end.character), change.text)
+            else:
+                doc.replaced(change.text.split("\n"))
+        now = ls.workspace.get_text_document(doc.uri).source.split("\n")
+        if now != doc.lines:  # never expected; if it happens, trust the editor's text
+            doc.replaced(now)
         ls.publish(doc)
+        ls.lint_soon(doc, CHANGE_PAUSE_S)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     async def did_save(ls: TroupeServer, params: types.DidSaveTextDocumentParams) -> None:
         doc = ls.documents.get(params.text_document.uri)
         if doc is None or doc.skipped:
             return
-        doc.reviewed = ls.current_lines(doc)
+        text = ls.workspace.get_text_document(doc.uri).source
+        doc.saved(ls.current_lines(doc), text_hash(text))
+        ls.lint_soon(doc)
         if doc.root is None or doc.relative is None or ls.watching.get(doc.root, True):
             return  # the daemon's watcher reviews this save (and obeys reviewOnSave / testOnSave)
         wanted = ls.overrides or WorkspaceSettings()
@@ -71,5 +84,7 @@ def register(server: TroupeServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TroupeServer, params: types.DidCloseTextDocumentParams) -> None:
         doc = ls.documents.pop(params.text_document.uri, None)
+        if doc is not None and doc.lint_task is not None:
+            doc.lint_task.cancel()
         if doc is not None:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=[]))
