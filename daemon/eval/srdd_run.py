@@ -1,0 +1,183 @@
+"""The build suite's run scores of a generated project, every run in the sandbox: ChatDev 1.0's
+executability, Troupe's stronger executability, and the team's own tests; GUI programs get a
+virtual display (Xvfb).
+
+Programs run with a stdin that stays open and empty, as in a terminal nobody types into: a
+program waiting at ``input()`` is still running at the deadline (ChatDev ran it from a shell,
+where it would wait), instead of crashing on ``EOFError`` as it would on ``/dev/null``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import logging
+import os
+import re
+import shlex
+import shutil
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from daemon.sandbox import SandboxResult, run_sandboxed
+from daemon.workspace.testing import entry_point, has_tests, run_tests
+
+log = logging.getLogger("troupe.eval")
+
+CHATDEV_SECONDS = 3.0
+"""ChatDev's fixed wait before it kills the program."""
+RUN_SECONDS = 5.0
+"""Troupe's executability deadline: still running then (a GUI or a loop) is not a failure."""
+TESTS_SECONDS = 60.0
+# Runs the command after ``-c ...`` with a stdin pipe whose write end stays open (never written).
+_HOLD_STDIN = "import os, subprocess, sys; r, w = os.pipe(); sys.exit(subprocess.call(sys.argv[1:], stdin=r))"
+_GUI_IMPORT = re.compile(
+    r"^\s*(?:import|from)\s+(?:tkinter|Tkinter|turtle|pygame|PyQt[456]|PySide[26]?|kivy|wx|pyglet|arcade|"
+    r"customtkinter|ttkbootstrap)\b", re.MULTILINE)
+
+
+@dataclass
+class Display:
+    """A virtual X display for the runs, or why there is none (``name`` None)."""
+
+    name: str | None
+    note: str = ""
+
+    def env(self) -> dict[str, str]:
+        return {"DISPLAY": self.name} if self.name else {}
+
+
+@contextlib.asynccontextmanager
+async def virtual_display(seconds: float = 10.0) -> AsyncIterator[Display]:
+    """An ``Xvfb`` server on a free display number (``-displayfd``) for the length of the block.
+
+    Where Xvfb is not installed or does not start, yields a :class:`Display` without a name whose
+    note says so; GUI programs are then not run (see :func:`is_gui`)."""
+    xvfb = shutil.which("Xvfb")
+    if xvfb is None:
+        yield Display(None, "Xvfb is not installed (Debian: apt-get install xvfb): GUI programs were not run")
+        return
+    read_end, write_end = os.pipe()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            xvfb, "-displayfd", str(write_end), "-nolisten", "tcp", "-screen", "0", "1024x768x24",
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL, pass_fds=(write_end,), start_new_session=True)
+    except OSError as exc:
+        os.close(read_end)
+        yield Display(None, f"Xvfb did not start ({exc}): GUI programs were not run")
+        return
+    finally:
+        os.close(write_end)
+    try:
+        try:  # Xvfb writes the display number once it accepts clients; EOF (b"") if it exits first
+            number = (await asyncio.wait_for(asyncio.to_thread(os.read, read_end, 32), seconds)).decode().strip()
+        except TimeoutError:
+            number = ""
+        if number.isdigit():
+            yield Display(f":{number}")
+        else:
+            yield Display(None, f"Xvfb did not come up within {seconds:g} s: GUI programs were not run")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.terminate()
+        try:
+            await asyncio.wait_for(process.wait(), 5)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+        os.close(read_end)  # after Xvfb is gone: the reading thread, if any, has seen EOF
+
+
+def is_gui(root: Path) -> bool:
+    """Whether any Python file of the project imports a GUI toolkit (tkinter, pygame, Qt, ...)."""
+    for path in root.rglob("*.py"):
+        with contextlib.suppress(OSError):
+            if _GUI_IMPORT.search(path.read_text(encoding="utf-8", errors="replace")):
+                return True
+    return False
+
+
+def chatdev_run_folder(root: Path) -> Path | None:
+    """Where ChatDev runs ``python3 main.py``: the folder of the last file (in ``os.walk`` order)
+    whose name contains ".py" — a ``tests/`` folder as often as not; None without one."""
+    found = None
+    for folder, _, names in os.walk(root):
+        for name in names:
+            if ".py" in name:
+                found = Path(folder)
+    return found
+
+
+@dataclass
+class RunScore:
+    score: int | None  # None: not run (a GUI program and no display)
+    detail: str        # what ran and what came of it, briefly
+
+
+async def chatdev_executability(root: Path, python: str, display: Display) -> RunScore:
+    """ChatDev's executability: ``cd <folder>; ls -l; python3 main.py`` (``python3``: the project
+    interpreter), killed after 3 s; 0 when stderr contains "traceback" (any case) or there is no
+    ``.py`` file, else 1. An early exit, a non-zero code or "can't open file" all score 1."""
+    folder = chatdev_run_folder(root)
+    if folder is None:
+        return RunScore(0, "no .py file: nothing to run")
+    if display.name is None and is_gui(root):
+        return RunScore(None, f"not run: a GUI program and no display ({display.note})")
+    rel = folder.relative_to(root).as_posix()
+    script = 'cd "$1"; ls -l; "$0" main.py'
+    result = await _run(root, [python, "-S", "-c", _HOLD_STDIN, "/bin/sh", "-c", script, python, rel],
+                        CHATDEV_SECONDS, display)
+    crashed = "traceback" in result.stderr.lower()
+    return RunScore(int(not crashed), f"in {rel}/: {_outcome(result, CHATDEV_SECONDS)}")
+
+
+async def executability(root: Path, python: str, display: Display) -> RunScore:
+    """Troupe's executability: the entry point (``main.py``, ``app.py``, a package's ``__main__``, a
+    console script) runs up to 5 s; 1 when it exits 0 or is still running then (a GUI, a loop, a
+    prompt) and wrote no traceback, else 0 (also when there is no entry point)."""
+    argv = entry_point(root, python)
+    if argv is None:
+        return RunScore(0, "no entry point (main.py, app.py, a package __main__.py or a console script)")
+    if display.name is None and is_gui(root):
+        return RunScore(None, f"not run: a GUI program and no display ({display.note})")
+    result = await _run(root, [python, "-S", "-c", _HOLD_STDIN, *argv], RUN_SECONDS, display)
+    crashed = "Traceback (most recent call last)" in result.stderr
+    ok = not crashed and (result.returncode == 0 or result.timed_out)
+    return RunScore(int(ok), f"{shlex.join(argv[1:])}: {_outcome(result, RUN_SECONDS)}")
+
+
+async def team_tests(root: Path, python: str, display: Display) -> tuple[str, str]:
+    """The project's own tests with pytest in the sandbox: ("passed" | "failed" | "none", summary)."""
+    if not has_tests(root):
+        return "none", "no tests"
+    variables = {**display.env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # Troupe's test plugins are not the project's
+    plugins = " -p pytest_asyncio.plugin" if importlib.util.find_spec("pytest_asyncio") else ""
+    command = (" ".join(f"{name}={shlex.quote(value)}" for name, value in variables.items())
+               + f" {shlex.quote(python)} -m pytest -q -p no:cacheprovider --color=no{plugins}")
+    report = await run_tests(root, command=command, timeout=TESTS_SECONDS, python=python)
+    counts = f"{report.passed} passed, {report.failed} failed, {report.errors} errors"
+    if report.timed_out:
+        return "failed", f"timed out after {TESTS_SECONDS:g} s ({counts})"
+    if report.ok:
+        return "passed", counts
+    if report.passed + report.failed + report.errors == 0:
+        return "none", "pytest collected no tests"
+    return "failed", counts
+
+
+async def _run(root: Path, argv: list[str], seconds: float, display: Display) -> SandboxResult:
+    paths = [str(root)] + ([str(root / "src")] if (root / "src").is_dir() else [])
+    env = {**display.env(), "PYTHONPATH": os.pathsep.join(paths)}
+    return await run_sandboxed(argv, cwd=root, timeout=seconds, env=env)
+
+
+def _outcome(result: SandboxResult, seconds: float) -> str:
+    if result.timed_out:
+        what = f"still running after {seconds:g} s"
+    else:
+        what = f"exit {result.returncode} after {result.duration_s:.1f} s"
+    last = result.stderr.strip().splitlines()[-1:] if result.stderr.strip() else []
+    return what + (f"; stderr ends: {last[0][:200]}" if last else "")
