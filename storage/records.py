@@ -17,6 +17,7 @@ class JobKind(StrEnum):
     CHANGE = "change"
     REVIEW = "review"
     TEST = "test"
+    COMPLETE = "complete"  # the bare model: one call, no team
 
 
 class JobState(StrEnum):

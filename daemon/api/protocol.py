@@ -53,7 +53,11 @@ from daemon.teams.config import TeamsConfigError, parse_options
 API_VERSION = 1
 PREFIX = f"/v{API_VERSION}"
 
-JobKind = Literal["ask", "build", "change", "review", "test"]
+JobKind = Literal["ask", "build", "change", "review", "test", "complete"]
+"""``complete`` is the bare model: one prompt, one reply (capped at ``options.max_tokens``, default
+COMPLETE_MAX_TOKENS), through the gateway with the workspace's model; no team, no files read."""
+COMPLETE_MAX_TOKENS = 1024
+COMPLETE_MAX_TOKENS_LIMIT = 32_768
 JOB_KINDS: tuple[str, ...] = typing.get_args(JobKind)
 JobState = Literal["queued", "running", "waiting_for_answer", "succeeded", "failed", "cancelled"]
 ACTIVE_STATES = ("queued", "running", "waiting_for_answer")
@@ -89,7 +93,7 @@ class SubmitJob(Message):
     _max_lengths: ClassVar[dict[str, int]] = {"prompt": 200_000, "files": 1_000}
 
     def validate(self) -> None:
-        if self.kind in ("ask", "build", "change") and not (self.prompt or "").strip():
+        if self.kind in ("ask", "build", "change", "complete") and not (self.prompt or "").strip():
             raise ProtocolError(f"an {self.kind} job needs a prompt: say what the team should do")
         if self.kind == "review" and not self.files and not self.options.get("diff"):
             raise ProtocolError("a review job needs files (paths inside the workspace) or options.diff")
@@ -100,6 +104,11 @@ class SubmitJob(Message):
         for name in self.files:
             if name.startswith("/") or ".." in name.replace("\\", "/").split("/") or not name.strip():
                 raise ProtocolError(f"file {name!r} must be a path inside the workspace, relative to its root")
+        cap = self.options.get("max_tokens")
+        if self.kind == "complete" and cap is not None and (
+                not isinstance(cap, int) or isinstance(cap, bool) or not 1 <= cap <= COMPLETE_MAX_TOKENS_LIMIT):
+            raise ProtocolError(f"options.max_tokens must be an integer from 1 to {COMPLETE_MAX_TOKENS_LIMIT}, "
+                                f"got {cap!r}")
         try:  # options.teams / topology / agents / orchestrator / merge: see daemon.teams.config
             parse_options(self.options)
         except TeamsConfigError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from daemon.cli.eval import add_eval_parser
 from daemon.cli.experience import add_experience_parser
 
 
@@ -102,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     _json(p)
 
     add_experience_parser(sub, _json)
+    add_eval_parser(sub)
 
     # The adapters own their options: `troupe lsp …` is handed to lsp.app untouched (see main()).
     sub.add_parser("lsp", help="the language server over stdio (`troupe lsp --help` lists its options)",
@@ -135,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         from slack_bot.__main__ import run as run_slack
 
         return run_slack(args)
+    if args.command == "eval":
+        from daemon.cli.eval import run_eval
+
+        return run_eval(args)
     if args.command == "daemon":
         from daemon.service.process import run_foreground
 

@@ -78,6 +78,11 @@ class EngineExecutor:
         except ConfigError as exc:
             return JobResult("failed", error=f"configuration: {exc}")
         settings.model = await self.local.settings_for(settings.model)  # a configured model always wins
+        if job.kind == "complete":  # the bare model: one call, no chain (troupe eval's bare row)
+            from daemon.jobs.complete import run_complete
+
+            budget = Budget(tokens=settings.budget.tokens, dollars=settings.budget.dollars)
+            return await run_complete(job, self._gateway(settings), budget, emit)
         if job.kind == "review" and job.workspace_root is not None and job.report_findings is not None:
             await self._static_first(job)
         spec = JobSpec(

@@ -312,8 +312,8 @@ class JobManager:
             result["findings"] = count
         totals = await self.store.job_usage(job.id)
         if totals.calls:
-            result["usage"] = {"prompt_tokens": totals.prompt_tokens, "completion_tokens": totals.completion_tokens,
-                               "cost": totals.cost}
+            result["usage"] = {"calls": totals.calls, "prompt_tokens": totals.prompt_tokens,
+                               "completion_tokens": totals.completion_tokens, "cost": totals.cost}
         await self._finish(job.id, job.workspace_id, outcome.status, error=outcome.error, result=result)
 
 

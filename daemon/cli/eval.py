@@ -1,0 +1,117 @@
+"""``troupe eval SUITE``: the team on an outside benchmark beside the bare model, through the
+daemon (started if it is not running). Argparse and the suite names only at import time, so
+``troupe --help`` stays fast; the harness (``daemon.eval``) is imported when the command runs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from daemon.eval.suite import SUITES
+
+
+def add_eval_parser(sub: Any) -> None:
+    p = sub.add_parser("eval", help="measure the team on a benchmark (review, fix, ask, build) beside the bare model",
+                       description="Run a suite's items as real jobs through the daemon, each in its own temporary "
+                       "workspace, score them with the suite's own tests in the sandbox, and print the team's row "
+                       "beside the bare model's (the same model, one plain call with the same information).")
+    p.add_argument("suite", choices=list(SUITES), help="review, fix (HumanEvalFix), ask (shipped questions), "
+                   "build (SRDD: needs --data)")
+    p.add_argument("--model", help="any litellm model string (default: the configured one, or the bundled model)")
+    p.add_argument("-n", "--limit", type=int, metavar="N", help="only the first N items (the order is fixed)")
+    rows = p.add_mutually_exclusive_group()
+    rows.add_argument("--team", dest="rows", action="store_const", const=("team",), help="only the team's row")
+    rows.add_argument("--bare", dest="rows", action="store_const", const=("bare",), help="only the bare model's row")
+    rows.add_argument("--both", dest="rows", action="store_const", const=("team", "bare"),
+                      help="both rows (the default)")
+    p.add_argument("--data", metavar="PATH", help="the suite's data where it is not shipped (build: the SRDD CSV)")
+    p.add_argument("--out", metavar="FILE", help="write the full results (every item, model, commit) as JSON")
+    p.add_argument("--job-timeout", type=float, default=900.0, metavar="S",
+                   help="seconds to wait for one job before cancelling it and recording the item as failed")
+    p.add_argument("--json", action="store_true", help="print the results JSON instead of the table")
+
+
+class ProgressBar:
+    """One line on stderr, redrawn on a terminal; one line per item otherwise."""
+
+    def __init__(self, suite: str, stream: Any = sys.stderr) -> None:
+        self.suite, self.stream, self.live = suite, stream, stream.isatty()
+        self.started = time.monotonic()
+
+    def __call__(self, result: Any, done: int, total: int) -> None:
+        mark = "solved" if result.solved else ("FAILED" if result.status == "failed" else result.status
+                                                if result.status != "ok" else "unsolved")
+        elapsed = time.monotonic() - self.started
+        if self.live:
+            width = 24
+            bar = "#" * (width * done // max(1, total))
+            self.stream.write(f"\r[{bar:<{width}}] {done}/{total} {result.item} {result.row}: {mark} "
+                              f"({elapsed:.0f}s)\033[K")
+            if done == total:
+                self.stream.write("\n")
+        else:
+            why = f" — {result.error}" if result.error else ""
+            self.stream.write(f"{self.suite} {done}/{total} {result.item} {result.row}: {mark} "
+                              f"({result.seconds:.1f}s){why}\n")
+        self.stream.flush()
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from daemon.client import DaemonError
+    from daemon.eval.suite import SuiteError, load_suite
+
+    try:
+        suite = load_suite(args.suite, Path(args.data) if args.data else None)
+    except SuiteError as exc:
+        print(f"troupe: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report = asyncio.run(_run(suite, args))
+    except DaemonError as exc:
+        print(f"troupe: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    data = report.to_json()
+    if args.out:
+        Path(args.out).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(data, indent=1) if args.json else report.table())
+    return 0
+
+
+async def _run(suite: Any, args: argparse.Namespace) -> Any:
+    from daemon.client import DaemonClient
+    from daemon.eval.report import EvalReport, source_commit
+    from daemon.eval.runner import DaemonContext, run_suite
+
+    rows = tuple(args.rows or ("team", "bare"))
+    items = suite.items()[:args.limit] if args.limit else suite.items()
+    report = EvalReport(suite=suite.name, model=args.model or "", commit=source_commit(), items=[i.id for i in items],
+                        rows=list(rows), score_names=tuple(suite.score_names))
+    started = time.monotonic()
+    async with DaemonClient() as client:
+        await client.health()  # starts the daemon when it is not running (and says so when it cannot)
+        ctx = DaemonContext(client, model=args.model, job_timeout=args.job_timeout)
+        try:
+            report.results = await run_suite(suite, ctx, rows=rows, limit=args.limit,
+                                             on_result=ProgressBar(suite.name))
+        finally:
+            await ctx.close()
+    report.seconds = time.monotonic() - started
+    report.model = args.model or ", ".join(sorted(ctx.models_seen)) or _configured_model()
+    return report
+
+
+def _configured_model() -> str:
+    """The model the daemon would use with nothing passed (as this shell's configuration says)."""
+    from daemon.config import ConfigError, load_settings
+
+    try:
+        return load_settings(None).model.default or "the bundled local model"
+    except ConfigError:
+        return "the configured model"

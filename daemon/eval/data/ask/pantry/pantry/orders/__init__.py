@@ -1,0 +1,1 @@
+"""Carts, prices and checkout."""

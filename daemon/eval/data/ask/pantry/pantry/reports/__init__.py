@@ -1,0 +1,1 @@
+"""Reports on the stock."""

@@ -1,0 +1,96 @@
+"""What ``troupe eval`` prints and saves: per row, solved and the suite's scores over the items,
+tokens, calls and seconds per item, and how many jobs failed or hit a cap; the JSON carries every
+item's result with the model, the commit and the item ids, so a run can be reproduced."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from daemon.eval.suite import ItemResult, Row
+
+
+@dataclass
+class RowSummary:
+    row: Row
+    items: int
+    solved: int
+    scores: dict[str, float]
+    prompt_tokens: float  # per item
+    completion_tokens: float
+    calls: float
+    seconds: float
+    failed: int
+    capped: int
+
+    @classmethod
+    def of(cls, row: Row, results: list[ItemResult], score_names: tuple[str, ...]) -> RowSummary:
+        n = len(results) or 1
+
+        def mean(name: str) -> float:
+            return round(sum(getattr(r, name) for r in results) / n, 1)
+
+        return cls(row=row, items=len(results), solved=sum(r.solved for r in results),
+                   scores={s: round(sum(r.scores.get(s, 0.0) for r in results), 3) for s in score_names},
+                   prompt_tokens=mean("prompt_tokens"), completion_tokens=mean("completion_tokens"),
+                   calls=mean("calls"), seconds=round(sum(r.seconds for r in results) / n, 2),
+                   failed=sum(r.status == "failed" for r in results), capped=sum(r.status == "capped" for r in results))
+
+
+@dataclass
+class EvalReport:
+    suite: str
+    model: str
+    commit: str
+    items: list[str]
+    rows: list[Row]
+    score_names: tuple[str, ...]
+    results: list[ItemResult] = field(default_factory=list)
+    started_at: float = field(default_factory=time.time)
+    seconds: float = 0.0
+
+    def summaries(self) -> list[RowSummary]:
+        return [RowSummary.of(row, [r for r in self.results if r.row == row], self.score_names) for row in self.rows]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"suite": self.suite, "model": self.model, "commit": self.commit, "items": self.items,
+                "rows": self.rows, "started_at": self.started_at, "seconds": round(self.seconds, 1),
+                "summary": {s.row: vars(s) for s in self.summaries()},
+                "results": [r.to_json() for r in self.results]}
+
+    def table(self) -> str:
+        """The rows side by side, one line each, with a header."""
+        head = ["row", "solved", *self.score_names, "prompt tok/item", "compl. tok/item", "calls/item", "s/item",
+                "failed", "capped"]
+        lines = [head]
+        for s in self.summaries():
+            lines.append([s.row, f"{s.solved}/{s.items}", *(_num(s.scores[n]) for n in self.score_names),
+                          _num(s.prompt_tokens), _num(s.completion_tokens), _num(s.calls), f"{s.seconds:.1f}",
+                          str(s.failed), str(s.capped)])
+        widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+        text = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(line, widths,
+                                                                                                  strict=True)))
+                for line in lines]
+        title = f"troupe eval {self.suite} — {self.model} @ {self.commit[:12]}, {len(self.items)} items"
+        return "\n".join([title, *text])
+
+
+def _num(value: float) -> str:
+    return f"{value:g}" if value == int(value) else f"{value:.1f}"
+
+
+def source_commit() -> str:
+    """The commit Troupe runs from (``+dirty`` with uncommitted changes), or ``unknown``."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    if head.returncode != 0:
+        return "unknown"
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")

@@ -1,0 +1,129 @@
+"""Run a suite's items through the daemon: each item in its own temporary workspace, registered
+with the eval's model, real jobs submitted and waited for; a failed item is recorded and the run
+goes on. :class:`DaemonContext` is the :class:`~daemon.eval.suite.Context` suites see."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from daemon.api.protocol import FINAL_STATES, JobInfo, SubmitJob, WorkspaceSettings
+from daemon.client import DaemonClient, DaemonError
+from daemon.eval.suite import Item, ItemResult, JobRun, Row, Suite
+
+JOB_TIMEOUT = 900.0
+"""Seconds the eval waits for one job before cancelling it and recording the item as failed."""
+NO_ANSWER = "No one can answer during an evaluation: decide yourself and go on."
+_CAP_WORDS = re.compile(r"budget spent|token cap|max_tokens|completion cap|hit (its|the) cap", re.IGNORECASE)
+
+
+class DaemonContext:
+    def __init__(self, client: DaemonClient, *, model: str | None = None, job_timeout: float = JOB_TIMEOUT,
+                 poll: float = 0.25) -> None:
+        self.client = client
+        self.model = model
+        self.job_timeout = job_timeout
+        self.poll = poll
+        self.models_seen: set[str] = set()  # what the daemon's replies said answered (the bare row's jobs)
+        self._scratch = Path(tempfile.mkdtemp(prefix="troupe-eval-"))
+        self._workspaces: list[int] = []
+
+    async def workspace(self, files: dict[str, str], name: str = "item") -> Path:
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:40] or "item"
+        root = Path(tempfile.mkdtemp(prefix=f"{safe}-", dir=self._scratch)).resolve()
+        for rel, text in files.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        info = await self.client.register_workspace(str(root), watch=False,
+                                                    settings=WorkspaceSettings(model=self.model))
+        self._workspaces.append(info.id)
+        return root
+
+    async def job(self, request: SubmitJob) -> JobRun:
+        request.validate()
+        started = time.monotonic()
+        info = await self.client.submit(request)
+        info, timed_out = await self._wait(info)
+        return await self._run_of(info, timed_out, time.monotonic() - started)
+
+    async def complete(self, workspace: Path, prompt: str, *, max_tokens: int | None = None) -> JobRun:
+        options = {"max_tokens": max_tokens} if max_tokens else {}
+        return await self.job(SubmitJob(kind="complete", workspace=str(workspace), prompt=prompt, options=options))
+
+    async def _wait(self, info: JobInfo) -> tuple[JobInfo, bool]:
+        deadline = time.monotonic() + self.job_timeout
+        answered: set[str] = set()
+        while info.state not in FINAL_STATES:
+            if time.monotonic() > deadline:
+                try:
+                    info = await self.client.cancel(info.id)
+                except DaemonError:
+                    pass
+                return info, True
+            if info.state == "waiting_for_answer" and info.question and info.question.question_id not in answered:
+                answered.add(info.question.question_id)
+                await self.client.answer(info.id, NO_ANSWER, info.question.question_id)
+            await asyncio.sleep(self.poll)
+            info = await self.client.job(info.id)
+        return info, False
+
+    async def _run_of(self, info: JobInfo, timed_out: bool, waited: float) -> JobRun:
+        result = dict(info.result or {})
+        usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+        findings = []
+        if info.kind == "review" and info.workspace:
+            findings = [f for f in await self.client.findings(info.workspace, state="all") if f.job_id == info.id]
+        change = await self.client.change(result["change_id"]) if result.get("change_id") else None
+        if isinstance(result.get("model"), str):
+            self.models_seen.add(result["model"])
+        ran = (info.finished_at - info.started_at) if info.finished_at and info.started_at else waited
+        warnings = " ".join(str(w) for w in result.get("warnings") or [])
+        capped = bool(result.get("capped")) or bool(_CAP_WORDS.search(f"{info.error or ''} {warnings}"))
+        return JobRun(job_id=info.id, kind=info.kind, state="timeout" if timed_out else info.state,
+                      error=f"no end after {self.job_timeout:.0f} s; cancelled" if timed_out else info.error,
+                      answer=str(result.get("answer") or ""), findings=findings, change=change,
+                      prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                      completion_tokens=int(usage.get("completion_tokens") or 0), calls=int(usage.get("calls") or 0),
+                      seconds=round(ran, 3), capped=capped, result=result)
+
+    async def close(self) -> None:
+        for workspace_id in self._workspaces:
+            try:
+                await self.client.unregister_workspace(workspace_id, forget=True)
+            except DaemonError:
+                pass
+        shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+async def run_suite(suite: Suite, ctx: Any, *, rows: tuple[Row, ...], limit: int | None = None,
+                    on_result: Callable[[ItemResult, int, int], None] | None = None) -> list[ItemResult]:
+    """Every chosen item on every row, in the suite's fixed order; ``on_result(result, done, total)``
+    after each. An item that raises is recorded as failed (with the error) and the run goes on."""
+    items = suite.items()[:limit] if limit else suite.items()
+    total, results = len(items) * len(rows), []
+    for item in items:
+        for row in rows:
+            results.append(await _one(suite, item, row, ctx))
+            if on_result is not None:
+                on_result(results[-1], len(results), total)
+    return results
+
+
+async def _one(suite: Suite, item: Item, row: Row, ctx: Any) -> ItemResult:
+    started = time.monotonic()
+    try:
+        return await suite.run(item, row, ctx)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # one bad item must not end an unattended run: record it, go on
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        error = f"{type(exc).__name__}: {exc} (at {Path(where.filename).name}:{where.lineno})"
+        return ItemResult.crashed(suite.name, item, row, error, seconds=round(time.monotonic() - started, 3))

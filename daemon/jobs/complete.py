@@ -1,0 +1,45 @@
+"""The ``complete`` job: the bare model, one prompt and one reply through the gateway.
+
+It is what ``troupe eval`` compares the team with: the same model (the workspace's settings,
+the bundled local model when nothing is configured), the same accounting, budget and timeout,
+but no chain, no roles, no files read. The reply is capped at ``options.max_tokens``; a reply
+the cap cut short is marked ``capped`` in the result, an empty one is a failure.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from daemon.api.protocol import COMPLETE_MAX_TOKENS
+from daemon.events import Event, EventKind, EventSink
+from daemon.jobs.executor import JobResult, RunningJob
+from daemon.llm.budget import Budget
+from daemon.llm.errors import LLMError
+
+
+async def run_complete(job: RunningJob, gateway: Any, budget: Budget, emit: EventSink) -> JobResult:
+    cap = int(job.options.get("max_tokens") or COMPLETE_MAX_TOKENS)
+    started = time.monotonic()
+    await emit(Event(EventKind.PHASE_STARTED, {"phase": "complete"}, phase="complete"))
+    try:
+        reply = await gateway.complete([{"role": "user", "content": job.prompt}], job_id=job.id, budget=budget,
+                                       max_tokens=cap)
+    except LLMError as exc:
+        return JobResult("failed", error=str(exc))
+    seconds = time.monotonic() - started
+    usage = {"calls": 1, "prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens,
+             "tokens": reply.usage.total_tokens, "cost": reply.usage.cost, "model_seconds": round(reply.seconds, 3),
+             "seconds": round(seconds, 3)}
+    await emit(Event(EventKind.USAGE, {"model": reply.model, **usage}, phase="complete"))
+    await emit(Event(EventKind.MESSAGE, {"text": reply.text}, phase="complete", role="model"))
+    capped = reply.finish_reason == "length"
+    result = {"answer": reply.text, "model": reply.model, "finish_reason": reply.finish_reason, "capped": capped,
+              "max_tokens": cap, "usage": usage}
+    await emit(Event(EventKind.PHASE_FINISHED, {"phase": "complete", "conclusion": reply.text[:200],
+                                                "tokens": reply.usage.total_tokens, "cost": reply.usage.cost,
+                                                "seconds": round(seconds, 3)}, phase="complete"))
+    if not reply.text.strip():
+        return JobResult("failed", result, error=f"model {reply.model} sent an empty reply "
+                         f"(finish reason {reply.finish_reason!r})")
+    return JobResult("succeeded", result)
