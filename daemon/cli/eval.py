@@ -44,8 +44,7 @@ class ProgressBar:
         self.started = time.monotonic()
 
     def __call__(self, result: Any, done: int, total: int) -> None:
-        mark = "solved" if result.solved else ("FAILED" if result.status == "failed" else result.status
-                                                if result.status != "ok" else "unsolved")
+        mark = ("solved" if result.solved else "unsolved") + ("" if result.status == "ok" else f", {result.status}")
         elapsed = time.monotonic() - self.started
         if self.live:
             width = 24
@@ -63,6 +62,7 @@ class ProgressBar:
 
 def run_eval(args: argparse.Namespace) -> int:
     from daemon.client import DaemonError
+    from daemon.eval.report import EvalReport, source_commit
     from daemon.eval.suite import SuiteError, load_suite
 
     try:
@@ -70,41 +70,47 @@ def run_eval(args: argparse.Namespace) -> int:
     except SuiteError as exc:
         print(f"troupe: {exc}", file=sys.stderr)
         return 2
-    try:
-        report = asyncio.run(_run(suite, args))
-    except DaemonError as exc:
-        print(f"troupe: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    data = report.to_json()
-    if args.out:
-        Path(args.out).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(data, indent=1) if args.json else report.table())
-    return 0
-
-
-async def _run(suite: Any, args: argparse.Namespace) -> Any:
-    from daemon.client import DaemonClient
-    from daemon.eval.report import EvalReport, source_commit
-    from daemon.eval.runner import DaemonContext, run_suite
-
     rows = tuple(args.rows or ("team", "bare"))
     items = suite.items()[:args.limit] if args.limit else suite.items()
     report = EvalReport(suite=suite.name, model=args.model or "", commit=source_commit(), items=[i.id for i in items],
                         rows=list(rows), score_names=tuple(suite.score_names))
-    started = time.monotonic()
+    started, status = time.monotonic(), 0
+    try:
+        asyncio.run(_run(suite, args, report))
+    except DaemonError as exc:
+        print(f"troupe: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # what was done so far is still worth a table and a file
+        print(f"\ninterrupted after {len(report.results)} results", file=sys.stderr)
+        report.interrupted, status = True, 130
+    report.seconds = time.monotonic() - started
+    report.model = report.model or _configured_model()
+    data = report.to_json()
+    if args.out:
+        Path(args.out).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(data, indent=1) if args.json else report.table())
+    return status
+
+
+async def _run(suite: Any, args: argparse.Namespace, report: Any) -> None:
+    """Fill ``report.results`` as items finish (so an interrupted run keeps them)."""
+    from daemon.client import DaemonClient
+    from daemon.eval.runner import DaemonContext, run_suite
+
+    progress = ProgressBar(suite.name)
+
+    def on_result(result: Any, done: int, total: int) -> None:
+        report.results.append(result)
+        progress(result, done, total)
+
     async with DaemonClient() as client:
         await client.health()  # starts the daemon when it is not running (and says so when it cannot)
         ctx = DaemonContext(client, model=args.model, job_timeout=args.job_timeout)
         try:
-            report.results = await run_suite(suite, ctx, rows=rows, limit=args.limit,
-                                             on_result=ProgressBar(suite.name))
+            await run_suite(suite, ctx, rows=tuple(report.rows), limit=args.limit, on_result=on_result)
         finally:
+            report.model = args.model or ", ".join(sorted(ctx.models_seen))
             await ctx.close()
-    report.seconds = time.monotonic() - started
-    report.model = args.model or ", ".join(sorted(ctx.models_seen)) or _configured_model()
-    return report
 
 
 def _configured_model() -> str:

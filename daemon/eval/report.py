@@ -51,6 +51,7 @@ class EvalReport:
     results: list[ItemResult] = field(default_factory=list)
     started_at: float = field(default_factory=time.time)
     seconds: float = 0.0
+    interrupted: bool = False  # Ctrl-C: the results are those finished before it
 
     def summaries(self) -> list[RowSummary]:
         return [RowSummary.of(row, [r for r in self.results if r.row == row], self.score_names) for row in self.rows]
@@ -58,6 +59,7 @@ class EvalReport:
     def to_json(self) -> dict[str, Any]:
         return {"suite": self.suite, "model": self.model, "commit": self.commit, "items": self.items,
                 "rows": self.rows, "started_at": self.started_at, "seconds": round(self.seconds, 1),
+                "interrupted": self.interrupted,
                 "summary": {s.row: vars(s) for s in self.summaries()},
                 "results": [r.to_json() for r in self.results]}
 

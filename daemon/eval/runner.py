@@ -21,7 +21,7 @@ from daemon.eval.suite import Item, ItemResult, JobRun, Row, Suite
 JOB_TIMEOUT = 900.0
 """Seconds the eval waits for one job before cancelling it and recording the item as failed."""
 NO_ANSWER = "No one can answer during an evaluation: decide yourself and go on."
-_CAP_WORDS = re.compile(r"budget spent|token cap|max_tokens|completion cap|hit (its|the) cap", re.IGNORECASE)
+_BUDGET_SPENT = re.compile(r"budget spent", re.IGNORECASE)
 
 
 class DaemonContext:
@@ -85,14 +85,21 @@ class DaemonContext:
         if isinstance(result.get("model"), str):
             self.models_seen.add(result["model"])
         ran = (info.finished_at - info.started_at) if info.finished_at and info.started_at else waited
-        warnings = " ".join(str(w) for w in result.get("warnings") or [])
-        capped = bool(result.get("capped")) or bool(_CAP_WORDS.search(f"{info.error or ''} {warnings}"))
+        capped = bool(result.get("capped")) or bool(_BUDGET_SPENT.search(info.error or "")) or await self._cut(info)
         return JobRun(job_id=info.id, kind=info.kind, state="timeout" if timed_out else info.state,
                       error=f"no end after {self.job_timeout:.0f} s; cancelled" if timed_out else info.error,
                       answer=str(result.get("answer") or ""), findings=findings, change=change,
                       prompt_tokens=int(usage.get("prompt_tokens") or 0),
                       completion_tokens=int(usage.get("completion_tokens") or 0), calls=int(usage.get("calls") or 0),
                       seconds=round(ran, 3), capped=capped, result=result)
+
+    async def _cut(self, info: JobInfo) -> bool:
+        """Whether a model call of the job stopped at its completion-token cap (its usage events say)."""
+        try:
+            events = (await self.client.event_list(info.id)).events
+        except DaemonError:
+            return False
+        return any(e.kind == "usage" and e.data.get("finish_reason") == "length" for e in events)
 
     async def close(self) -> None:
         for workspace_id in self._workspaces:

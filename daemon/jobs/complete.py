@@ -31,7 +31,8 @@ async def run_complete(job: RunningJob, gateway: Any, budget: Budget, emit: Even
     usage = {"calls": 1, "prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens,
              "tokens": reply.usage.total_tokens, "cost": reply.usage.cost, "model_seconds": round(reply.seconds, 3),
              "seconds": round(seconds, 3)}
-    await emit(Event(EventKind.USAGE, {"model": reply.model, **usage}, phase="complete"))
+    await emit(Event(EventKind.USAGE, {"model": reply.model, **usage, "finish_reason": reply.finish_reason,
+                                       "max_tokens": cap}, phase="complete"))
     await emit(Event(EventKind.MESSAGE, {"text": reply.text}, phase="complete", role="model"))
     capped = reply.finish_reason == "length"
     result = {"answer": reply.text, "model": reply.model, "finish_reason": reply.finish_reason, "capped": capped,

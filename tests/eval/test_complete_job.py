@@ -31,3 +31,11 @@ async def test_an_empty_reply_fails_the_complete_job(llm, ctx) -> None:
 def test_a_complete_job_with_a_bad_cap_is_refused(cap: object) -> None:
     with pytest.raises(ProtocolError, match="max_tokens"):
         SubmitJob(kind="complete", workspace="/repo", prompt="hi", options={"max_tokens": cap}).validate()
+
+
+async def test_a_reply_cut_at_its_cap_marks_the_job_capped(llm, ctx) -> None:
+    llm.add_rule("word " * 200, user="Ramble")
+    root = await ctx.workspace({"a.py": "x = 1\n"}, "ramble")
+    run = await ctx.complete(root, "Ramble", max_tokens=16)
+    assert run.ok and run.capped and run.completion_tokens <= 16
+    assert run.result["finish_reason"] == "length"

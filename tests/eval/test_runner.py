@@ -1,0 +1,48 @@
+"""The runner goes on past an item that fails, keeps the fixed order, and sums what jobs cost."""
+
+from __future__ import annotations
+
+from daemon.eval.runner import run_suite
+from daemon.eval.suite import Item, ItemResult, JobRun, load_suite
+
+
+class Flaky:
+    name = "flaky"
+    score_names = ()
+
+    def items(self) -> list[Item]:
+        return [Item("a"), Item("b"), Item("c")]
+
+    async def run(self, item, row, ctx):  # type: ignore[no-untyped-def]
+        if item.id == "b" and row == "team":
+            raise ConnectionError("the daemon went away")
+        runs = [JobRun("j1", "review", "succeeded", prompt_tokens=10, completion_tokens=2, calls=1, seconds=1.5),
+                JobRun("j2", "review", "failed" if item.id == "c" else "succeeded", error="model refused",
+                       prompt_tokens=5, calls=1, seconds=0.5)]
+        return ItemResult.of(self.name, item, row, runs, solved=item.id == "a")
+
+
+async def test_a_failed_item_is_recorded_and_the_run_goes_on() -> None:
+    seen: list[tuple[str, str, int, int]] = []
+    results = await run_suite(Flaky(), None, rows=("team", "bare"),
+                              on_result=lambda r, done, total: seen.append((r.item, r.row, done, total)))
+    assert [(r.item, r.row, r.status) for r in results] == [
+        ("a", "team", "ok"), ("a", "bare", "ok"), ("b", "team", "failed"), ("b", "bare", "ok"),
+        ("c", "team", "failed"), ("c", "bare", "failed")]
+    crashed = results[2]
+    assert not crashed.solved and crashed.error.startswith("ConnectionError: the daemon went away")
+    assert results[4].error == "review job failed: model refused"
+    assert (results[0].prompt_tokens, results[0].completion_tokens, results[0].calls, results[0].seconds) == (
+        15, 2, 2, 2.0)
+    assert seen[-1] == ("c", "bare", 6, 6)
+
+
+async def test_limit_takes_the_first_items_of_the_fixed_order() -> None:
+    results = await run_suite(Flaky(), None, rows=("bare",), limit=2)
+    assert [r.item for r in results] == ["a", "b"]
+
+
+def test_the_shipped_suites_list_their_items_in_a_fixed_order() -> None:
+    review, fix = load_suite("review"), load_suite("fix")
+    assert [i.id for i in review.items()[:3]] == ["Python/0", "Python/1", "Python/2"]
+    assert [i.id for i in fix.items()] == [i.id for i in review.items()] and len(fix.items()) == 164
