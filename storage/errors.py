@@ -19,5 +19,9 @@ class WrongThreadError(StoreError):
     """A sync ``Store`` was used from a thread other than the one that opened it."""
 
 
+class StaleReview(ValueError):
+    """A review's findings were computed on older content than findings the file already has."""
+
+
 class NotFoundError(StoreError, LookupError):
     """The workspace, job, change or finding named by an id does not exist."""

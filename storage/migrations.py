@@ -256,11 +256,28 @@ def _v4_orchestrator_policies(db: Database) -> None:
     """)
 
 
+def _v5_reviewed_content(db: Database) -> None:
+    # Reviews tagged with the text they read: a finding's content hash, and per file the newest
+    # reviewed content, so an older review finishing late never replaces a newer one's findings.
+    run_script(db, """
+        ALTER TABLE findings ADD COLUMN content_hash TEXT;
+        CREATE TABLE reviewed_content (
+            workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+            file TEXT NOT NULL,
+            content_hash TEXT NOT NULL,  -- sha256 of the file text the review read
+            read_at REAL NOT NULL,       -- when it read it: later reads are newer content
+            job_id TEXT,
+            PRIMARY KEY (workspace_id, file)
+        );
+    """)
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "workspaces, jobs, job events, changes, findings, usage", _v1_tables),
     Migration(2, "full-text search over job events and findings", _v2_full_text_search),
     Migration(3, "experience pools, retrieval log, eliminations", _v3_experience),
     Migration(4, "orchestrator policies, one row per version", _v4_orchestrator_policies),
+    Migration(5, "findings tagged with the content they were computed on", _v5_reviewed_content),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -159,6 +159,7 @@ class Finding:
     state: FindingState
     created: float
     updated: float
+    content_hash: str | None = None  # sha256 of the file text the review read
 
 
 @dataclass(frozen=True, slots=True)

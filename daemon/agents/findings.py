@@ -280,12 +280,16 @@ def drop_lint_repeats(findings: list[Finding], issues: list[Any]) -> tuple[list[
 
 
 def lint_findings(issues: list[Any]) -> list[Finding]:
-    """Static-check issues (``LintIssue(file, line, col, code, message)``) as minor findings."""
-    return [Finding(file=i.file, start_line=i.line, end_line=i.line, severity="minor",
-                    message=f"{i.code} {i.message}".strip(), rule=i.code, source="ruff") for i in issues]
+    """Static-check issues (``LintIssue(file, line, col, code, message)``) as findings (severity:
+    :func:`daemon.lint.ruff.severity`; the message does not repeat the code)."""
+    from daemon.lint.ruff import severity
+
+    return [Finding(file=i.file, start_line=i.line, end_line=i.line, severity=severity(i.code),
+                    message=i.message.strip() or i.code, rule=i.code, source="ruff") for i in issues]
 
 
 def render_lint(issues: list[Any]) -> str:
-    if not issues:
-        return "(nothing)"
-    return "\n".join(f"{i.file}:{i.line}: {i.code} {i.message}" for i in issues)
+    """The ``{lint}`` of a prompt: a short summary (``daemon.lint.summary``), never the whole list."""
+    from daemon.lint.summary import lint_summary
+
+    return lint_summary(issues)

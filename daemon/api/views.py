@@ -45,6 +45,7 @@ def finding_info(finding: Any, *, workspace: str | None) -> FindingInfo:
         start_line=finding.start_line, start_col=finding.start_col, end_line=finding.end_line,
         end_col=finding.end_col, state=str(finding.state), rule=finding.rule, suggested_fix=finding.suggested_fix,
         fingerprint=finding.fingerprint, workspace=workspace, job_id=finding.job_id,
+        content_hash=getattr(finding, "content_hash", None),
     )
 
 

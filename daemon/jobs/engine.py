@@ -20,6 +20,7 @@ from typing import Any
 from daemon.config import ConfigError, Settings, load_settings, with_overrides
 from daemon.events import EventSink
 from daemon.jobs.executor import AskHuman, ChangeDraft, JobResult, RunningJob
+from daemon.jobs.newest import changed_since, read_content
 from daemon.llm.local import LocalModel
 
 log = logging.getLogger("troupe.jobs")
@@ -83,6 +84,8 @@ class EngineExecutor:
 
             budget = Budget(tokens=settings.budget.tokens, dollars=settings.budget.dollars)
             return await run_complete(job, self._gateway(settings), budget, emit)
+        if job.kind == "review" and job.workspace_root is not None:
+            job.content.update(read_content(job.workspace_root, job.files))  # the text this review reads
         if job.kind == "review" and job.workspace_root is not None and job.report_findings is not None:
             await self._static_first(job)
         spec = JobSpec(
@@ -115,6 +118,10 @@ class EngineExecutor:
             findings.setdefault(finding.file, []).append(finding_draft(finding))
         if job.kind == "review" and spec.diff and outcome.status == "succeeded":
             await self._keep_unreviewed(job, spec.diff, findings)
+        if job.kind == "review" and job.workspace_root is not None:
+            for rel in changed_since(job.workspace_root, job.content):  # saved again meanwhile: unsure what it read
+                findings.pop(rel, None)
+                job.content.pop(rel, None)
         return JobResult(outcome.status, result, error=outcome.error, change=change, findings=findings)
 
     async def _overrides(self, job: RunningJob) -> dict[str, Any] | None:

@@ -39,6 +39,8 @@ class RunningJob:
     resumed: bool = False
     save_checkpoint: SaveCheckpoint | None = None
     report_findings: ReportFindings | None = None
+    content: dict[str, tuple[str, float]] = field(default_factory=dict)
+    """A review's files as it read them: file -> (content hash, when); its findings carry them."""
 
     @property
     def prompt(self) -> str:

@@ -2,7 +2,9 @@
 
 The store *is* the queue: a submitted job is a ``queued`` row, and a worker slot claims the
 most urgent one (highest priority, then oldest) atomically, so nothing is lost when the daemon
-dies. On start-up, jobs a crash left ``running`` are resumed from their checkpoint when the
+dies. Besides the ``concurrency`` slots any job may take, ``reserved`` slots run only
+interactive jobs (ask, change, build: a person is waiting), so they never wait behind
+background reviews. On start-up, jobs a crash left ``running`` are resumed from their checkpoint when the
 executor can resume, or failed with the reason; ``waiting_for_answer`` jobs keep waiting.
 """
 
@@ -15,26 +17,34 @@ import time
 from pathlib import Path
 from typing import Any
 
-from daemon.api.protocol import ProtocolError, StreamEvent, SubmitJob
+from daemon.api.protocol import ACTIVE_STATES, PRIORITIES, ProtocolError, StreamEvent, SubmitJob
 from daemon.events import Event, EventKind
 from daemon.jobs.executor import JobExecutor, JobResult, RunningJob
 from daemon.jobs.hub import EventHub
+from daemon.jobs.newest import superseding
 from daemon.jobs.questions import QuestionBook
 from daemon.redact import redact
+from storage.errors import StaleReview
 
 log = logging.getLogger("troupe.jobs")
 
 MAX_RESUMES = 3  # a job that keeps killing the daemon is failed instead of resumed forever
+INTERACTIVE = PRIORITIES["interactive"]
+SHARED, RESERVED = "shared", "reserved"
 
 
 class JobManager:
-    def __init__(self, store: Any, hub: EventHub, executor: JobExecutor, *, concurrency: int = 2) -> None:
+    def __init__(self, store: Any, hub: EventHub, executor: JobExecutor, *, concurrency: int = 2,
+                 reserved: int = 2) -> None:
         self.store, self.hub, self.executor = store, hub, executor
         self.concurrency = max(1, concurrency)
-        self._slots = asyncio.Semaphore(self.concurrency)
+        self.reserved = max(0, reserved)
         self._wakeup = asyncio.Event()
+        self._freed = asyncio.Event()  # a slot was given back
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._holding: set[str] = set()  # running jobs that hold a worker slot
+        self._holding: dict[str, str] = {}  # running job -> the lane of the worker slot it holds
+        self._cancel_reasons: dict[str, str] = {}
+        self._content: dict[str, dict[str, tuple[str, float]]] = {}  # job -> what its review read
         self._books: dict[str, QuestionBook] = {}
         self._roots: dict[int, str] = {}
         self._dispatcher: asyncio.Task[None] | None = None
@@ -98,17 +108,25 @@ class JobManager:
                 raise ProtocolError(f"workspace {request.workspace} is not a folder on this machine")
             ws = await self.store.find_workspace_for(str(root)) or await self.store.add_workspace(str(root))
             workspace_id, self._roots[ws.id] = ws.id, ws.root
+        older: list[Any] = []
+        if workspace_id is not None and request.kind == "review":  # newest wins: see daemon.jobs.newest
+            active = await self.store.list_jobs(state=list(ACTIVE_STATES), workspace_id=workspace_id, kind="review")
+            request, older = superseding(request, active)
         body = _redacted(request.to_json())  # a key pasted into a prompt never reaches the store or a model
         job = await self.store.record_job(request.kind, body, workspace_id=workspace_id,
                                           priority=request.priority_value if priority is None else priority)
         self.submitted += 1
         log.info("job %s (%s) queued, priority %d", job.id, job.kind.value, job.priority)
         await self.record_event(job.id, workspace_id, Event(EventKind.JOB_STATE, {"state": "queued"}))
+        for old in older:
+            with contextlib.suppress(ProtocolError):  # it may have finished meanwhile
+                await self.cancel(old.id, reason=f"superseded by job {job.id}, a review of newer content")
         self._wakeup.set()
         return job
 
-    async def cancel(self, job_id: str) -> Any:
+    async def cancel(self, job_id: str, *, reason: str = "cancelled by the user") -> Any:
         job = await self.require(job_id)
+        self._cancel_reasons[job_id] = reason
         if job.state.is_terminal:
             raise ProtocolError(f"job {job_id} already {job.state.value}; nothing to cancel", status=409,
                                 code="conflict")
@@ -121,7 +139,7 @@ class JobManager:
             self._tasks.pop(job_id, None)
         job = await self.require(job_id)
         if not job.state.is_terminal:
-            await self._finish(job_id, job.workspace_id, "cancelled", error="cancelled by the user")
+            await self._finish(job_id, job.workspace_id, "cancelled", error=self._cancel_reasons.pop(job_id, reason))
         return await self.store.get_job(job_id)
 
     async def answer(self, job_id: str, text: str, question_id: str | None) -> Any:
@@ -181,16 +199,39 @@ class JobManager:
 
     # ---------------------------------------------------------------- running
 
+    def _free_lane(self, priority: int) -> str | None:
+        """The lane of a free worker slot a job of this priority may take, or None."""
+        lanes = list(self._holding.values())
+        if lanes.count(SHARED) < self.concurrency:
+            return SHARED
+        if priority >= INTERACTIVE and lanes.count(RESERVED) < self.reserved:
+            return RESERVED
+        return None
+
+    async def _hold(self, job_id: str, priority: int) -> None:
+        """Wait for a worker slot for this job (one that answered a question, going on)."""
+        while (lane := self._free_lane(priority)) is None:
+            self._freed.clear()
+            await self._freed.wait()
+        self._holding[job_id] = lane
+
     async def _dispatch(self) -> None:
         while True:
-            await self._slots.acquire()
             self._wakeup.clear()
-            job = await self.store.claim_next_job()
-            if job is None:
-                self._slots.release()
+            lane = self._free_lane(INTERACTIVE)
+            if lane is None:
                 await self._wakeup.wait()
                 continue
-            self._holding.add(job.id)
+            claiming = f"claiming-{id(lane)}"
+            self._holding[claiming] = lane  # held while the store is asked, so nobody else takes it
+            try:
+                job = await self.store.claim_next_job(min_priority=INTERACTIVE if lane == RESERVED else None)
+            finally:
+                del self._holding[claiming]
+            if job is None:
+                await self._wakeup.wait()
+                continue
+            self._holding[job.id] = lane
             self._tasks[job.id] = asyncio.create_task(self._run(job), name=f"troupe-job-{job.id}")
 
     async def _run(self, job: Any) -> None:
@@ -202,6 +243,7 @@ class JobManager:
             self._release(job.id)
             self._tasks.pop(job.id, None)
             self._books.pop(job.id, None)
+            self._content.pop(job.id, None)
 
     async def _execute(self, job: Any) -> None:
         wid = job.workspace_id
@@ -236,13 +278,14 @@ class JobManager:
             assert pending.future is not None
             answer = await pending.future
             book.pending = None
-            await self._slots.acquire()
-            self._holding.add(job.id)
+            await self._hold(job.id, job.priority)
             await self.store.set_job_state(job.id, "running")
             await emit(Event(EventKind.JOB_STATE, {"state": "running"}))
             return answer
 
+        self._content[job.id] = {}
         running = RunningJob(job.id, job.kind.value, job.request, Path(root) if root else None, wid,
+                             content=self._content[job.id],
                              checkpoint=job.checkpoint, last_phase=job.last_phase, resumed=resumed,
                              save_checkpoint=save_checkpoint, report_findings=report_findings)
         try:
@@ -256,14 +299,15 @@ class JobManager:
             await self._finish(job.id, wid, "failed", error=f"{type(exc).__name__}: {exc}")
 
     def _release(self, job_id: str) -> None:
-        if job_id in self._holding:
-            self._holding.discard(job_id)
-            self._slots.release()
+        if self._holding.pop(job_id, None) is not None:
+            self._freed.set()
+            self._wakeup.set()
 
     async def _interrupted(self, job: Any, book: QuestionBook) -> None:
         """Cancelled by the user, or stopped by a daemon shutdown (then left to resume)."""
         if not self.stopping:
-            await self._finish(job.id, job.workspace_id, "cancelled", error="cancelled by the user")
+            await self._finish(job.id, job.workspace_id, "cancelled",
+                               error=self._cancel_reasons.pop(job.id, "cancelled by the user"))
             return
         if book.pending is not None:
             return  # still waiting_for_answer; the answer may come after the restart
@@ -283,7 +327,14 @@ class JobManager:
         """Store one file's findings and stream the ones not already streamed by this job; with
         ``replace_open``, the file's older findings this review no longer reports stream as resolved."""
         before = await self.store.list_findings(workspace_id, file) if replace_open else []
-        stored = await self.store.add_findings(workspace_id, job_id, file, drafts, replace_open=replace_open)
+        content_hash, read_at = self._content.get(job_id, {}).get(file, (None, None))
+        try:
+            stored = await self.store.add_findings(workspace_id, job_id, file, drafts, replace_open=replace_open,
+                                                   content_hash=content_hash, read_at=read_at)
+        except StaleReview as exc:  # newest content wins: the findings of newer text stay
+            await self.record_event(job_id, workspace_id, Event(EventKind.LOG, {
+                "level": "info", "text": f"findings not stored: {exc}", "file": file, "action": "stale"}))
+            return 0
         kept = {finding.id for finding in stored}
         for old in before:
             if old.id not in kept:
@@ -322,7 +373,8 @@ def finding_dict(finding: Any) -> dict[str, Any]:
     return {"id": finding.id, "file": finding.file, "severity": str(finding.severity), "message": finding.message,
             "start_line": finding.start_line, "start_col": finding.start_col, "end_line": finding.end_line,
             "end_col": finding.end_col, "state": str(finding.state), "rule": finding.rule,
-            "suggested_fix": finding.suggested_fix, "fingerprint": finding.fingerprint, "job_id": finding.job_id}
+            "suggested_fix": finding.suggested_fix, "fingerprint": finding.fingerprint, "job_id": finding.job_id,
+            "content_hash": finding.content_hash}
 
 
 def _redacted(data: Any) -> Any:

@@ -64,7 +64,8 @@ class Daemon:
         self.store = await AsyncStore.open(paths.database_path())
         self.hub = EventHub()
         self.executor = load_executor(self.options.executor, store=self.store)
-        self.jobs = JobManager(self.store, self.hub, self.executor, concurrency=self.options.concurrency)
+        self.jobs = JobManager(self.store, self.hub, self.executor, concurrency=self.options.concurrency,
+                               reserved=self.options.reserved)
         self.watch = WatchRegistry(self.options.watch, self.jobs.submit, self._is_queued, self.hub.publish)
         await self.jobs.start()
         token = load_token(home) if self.options.tcp_port is not None else ""

@@ -1,6 +1,7 @@
 """The daemon's own knobs, from the environment (tests and benchmarks shorten the timings).
 
     TROUPE_JOBS_CONCURRENCY   jobs running at once (default 2)
+    TROUPE_JOBS_RESERVED      more slots, for interactive jobs only (ask, change, build; default 2)
     TROUPE_TCP_PORT           also listen on 127.0.0.1:PORT with a bearer token, for the run viewer and
                               TCP clients (default 0: any free port; off or none: no TCP listener)
     TROUPE_API_MAX_BODY       largest request body in bytes (default 1 MiB)
@@ -40,6 +41,7 @@ def _number(name: str, default: float, kind: type = float, minimum: float = 0) -
 @dataclass
 class DaemonOptions:
     concurrency: int = 2
+    reserved: int = 2  # slots only interactive jobs take: a person never waits behind background reviews
     tcp_port: int | None = 0  # None: no TCP listener; 0: any free port
     tcp_required: bool = False  # a port was asked for: failing to bind it stops the daemon
     max_body: int = 1 << 20
@@ -57,6 +59,7 @@ class DaemonOptions:
             raise ConfigError(f"environment variable TROUPE_TCP_PORT={tcp!r} is not a TCP port (0-65535, or off)")
         return cls(
             concurrency=int(_number("TROUPE_JOBS_CONCURRENCY", 2, int, 1)),
+            reserved=int(_number("TROUPE_JOBS_RESERVED", 2, int, 0)),
             tcp_port=port,
             tcp_required=bool(tcp) and not off,
             max_body=int(_number("TROUPE_API_MAX_BODY", 1 << 20, int, 1024)),

@@ -225,7 +225,8 @@ def ruff_command() -> tuple[str, ...]:
 
 
 async def static_check(root: Path, files: list[str] | None = None) -> list[LintIssue]:
-    """Ruff's findings on the project's Python files (its own ruff configuration honoured).
+    """Ruff's findings on the project's Python files (its own ruff configuration honoured; without
+    one, ruff's conservative defaults: :mod:`daemon.lint.config`).
 
     Ruff reads code, it does not run it, so it runs outside the sandbox. Never raises: a
     missing or failing ruff is logged and gives [].
@@ -235,8 +236,10 @@ async def static_check(root: Path, files: list[str] | None = None) -> list[LintI
     targets = [f for f in candidates if f.endswith((".py", ".pyi")) and _existing_inside(root, f)]
     if not targets:
         return []
+    from daemon.lint.config import config_args  # the project's ruff configuration, else ruff's defaults
+
     argv = [*ruff_command(), "check", "--output-format", "json", "--no-cache", "--exit-zero",
-            "--force-exclude", "--", *targets]
+            "--force-exclude", *config_args(root, targets), "--", *targets]
     try:
         process = await asyncio.create_subprocess_exec(
             *argv, cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from storage import values
-from storage.errors import NotFoundError
+from storage.errors import NotFoundError, StaleReview
 from storage.records import Finding, FindingDraft, FindingState, Severity
 from storage.search import search_rows
 from storage.verbs.base import Verbs
@@ -51,13 +51,18 @@ def _checked(draft: FindingDraft | Mapping[str, Any], file: str) -> dict[str, An
 class FindingVerbs(Verbs):
     def add_findings(self, workspace_id: int, job_id: str | None, file: str,
                      findings: Iterable[FindingDraft | Mapping[str, Any]], *,
-                     replace_open: bool = True) -> list[Finding]:
+                     replace_open: bool = True, content_hash: str | None = None,
+                     read_at: float | None = None) -> list[Finding]:
         """Record what a review of ``file`` (workspace-relative) reported, in one transaction.
 
         A finding whose fingerprint is already open updates that row (its range may have moved)
         instead of adding a twin; one the user dismissed stays dismissed and is not returned.
         With ``replace_open``, open findings of the file that this review no longer reports
         become ``resolved``. Returns the open findings for what was reported, in input order.
+
+        ``content_hash`` and ``read_at`` say which text of the file the review read, and when:
+        when the file's findings already come from a different text read later, nothing is
+        written and :class:`~storage.errors.StaleReview` is raised (newest content wins).
         """
         file = values.relative_file(file)
         drafts = [_checked(draft, file) for draft in findings]  # all checked before anything is written
@@ -67,6 +72,8 @@ class FindingVerbs(Verbs):
                 raise NotFoundError(f"no workspace with id {workspace_id}")
             if job_id is not None and not self._conn.scalar("SELECT 1 FROM jobs WHERE id = ?", [job_id]):
                 raise NotFoundError(f"no job with id {job_id!r}")
+            if content_hash is not None:
+                self._claim_content(workspace_id, file, content_hash, at if read_at is None else read_at, job_id)
             known = self._conn.all(
                 "SELECT id, fingerprint, state FROM findings WHERE workspace_id = ? AND file = ? "
                 "AND state IN ('open', 'dismissed')", [workspace_id, file])
@@ -82,15 +89,16 @@ class FindingVerbs(Verbs):
                 if fingerprint in open_ids:
                     assignments = ", ".join(f"{column} = :{column}" for column in _COLUMNS)
                     row = self._conn.one(
-                        f"UPDATE findings SET {assignments}, job_id = :job_id, updated = :at "
-                        "WHERE id = :id RETURNING *",
-                        {**draft, "job_id": job_id, "at": at, "id": open_ids[fingerprint]})
+                        f"UPDATE findings SET {assignments}, job_id = :job_id, content_hash = :hash, "
+                        "updated = :at WHERE id = :id RETURNING *",
+                        {**draft, "job_id": job_id, "at": at, "id": open_ids[fingerprint], "hash": content_hash})
                 else:
                     row = self._conn.one(
                         f"INSERT INTO findings (workspace_id, job_id, file, {', '.join(_COLUMNS)}, state, "
-                        f"created, updated) VALUES (:workspace_id, :job_id, :file, "
-                        f"{', '.join(':' + c for c in _COLUMNS)}, 'open', :at, :at) RETURNING *",
-                        {**draft, "workspace_id": workspace_id, "job_id": job_id, "file": file, "at": at})
+                        f"created, updated, content_hash) VALUES (:workspace_id, :job_id, :file, "
+                        f"{', '.join(':' + c for c in _COLUMNS)}, 'open', :at, :at, :hash) RETURNING *",
+                        {**draft, "workspace_id": workspace_id, "job_id": job_id, "file": file, "at": at,
+                         "hash": content_hash})
                 assert row is not None
                 stored.append(_finding(row))
             if replace_open:
@@ -99,6 +107,23 @@ class FindingVerbs(Verbs):
                     self._conn.execute("UPDATE findings SET state = 'resolved', updated = ? WHERE id = ?",
                                        [at, finding_id])
         return stored
+
+    def _claim_content(self, workspace_id: int, file: str, content_hash: str, read_at: float,
+                       job_id: str | None) -> None:
+        """Record that a review read this text of the file at ``read_at``, unless a review already
+        read a different text later (then :class:`StaleReview`)."""
+        newest = self._conn.one("SELECT content_hash, read_at, job_id FROM reviewed_content "
+                                "WHERE workspace_id = ? AND file = ?", [workspace_id, file])
+        if newest is not None and newest["read_at"] > read_at:
+            if newest["content_hash"] != content_hash:
+                raise StaleReview(f"{file}: this review read older content than job {newest['job_id']}'s, "
+                                  "whose findings stay")
+            return
+        self._conn.execute(
+            "INSERT INTO reviewed_content (workspace_id, file, content_hash, read_at, job_id) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (workspace_id, file) DO UPDATE SET "
+            "content_hash = excluded.content_hash, read_at = excluded.read_at, job_id = excluded.job_id",
+            [workspace_id, file, content_hash, read_at, job_id])
 
     def get_finding(self, finding_id: int) -> Finding | None:
         row = self._conn.one("SELECT * FROM findings WHERE id = ?", [finding_id])

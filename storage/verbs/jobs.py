@@ -73,11 +73,13 @@ class JobVerbs(Verbs):
                               "ORDER BY created DESC, rowid DESC LIMIT :limit", params)
         return [_job(row) for row in rows]
 
-    def claim_next_job(self) -> Job | None:
-        """Move the most urgent queued job (highest priority, then oldest) to running, atomically."""
+    def claim_next_job(self, min_priority: int | None = None) -> Job | None:
+        """Move the most urgent queued job (highest priority, then oldest; at least ``min_priority``
+        when given) to running, atomically."""
         with self._conn.write():
-            row = self._conn.one("SELECT id FROM jobs WHERE state = 'queued' "
-                                 "ORDER BY priority DESC, created, rowid LIMIT 1")
+            row = self._conn.one("SELECT id FROM jobs WHERE state = 'queued' AND priority >= ? "
+                                 "ORDER BY priority DESC, created, rowid LIMIT 1",
+                                 [-(1 << 62) if min_priority is None else min_priority])
             return self.set_job_state(row["id"], JobState.RUNNING) if row else None
 
     def set_job_state(self, job_id: str, state: JobState | str, *, error: str | None = UNSET,

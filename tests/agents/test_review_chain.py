@@ -58,7 +58,7 @@ async def test_review_findings_carry_correct_lines(fake_llm, make_runner, record
     # the reviewer got numbered lines and the lint it must not repeat
     prompt = fake_llm.requests[0].last_user
     assert "   5|     return a / b" in prompt
-    assert "calc.py:1: F401" in prompt
+    assert "F401 ×1 in calc.py (line 1)" in prompt  # a short summary of the lint, not its whole list
     assert len(fake_llm.requests) == 1
     assert snapshot_tree(repo) == before
 

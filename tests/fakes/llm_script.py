@@ -51,6 +51,7 @@ class RecordedRequest:
     reply: str | None = None
     fault: str | None = None
     number: int = 0  # 1 for the first request the server received
+    aborted: bool = False  # the client hung up before the answer (e.g. its task was cancelled)
 
     @property
     def model(self) -> str:
@@ -85,7 +86,8 @@ class RecordedRequest:
         return sum(estimate_tokens(message_text(m)) for m in self.messages)
 
     def as_json(self) -> dict[str, Any]:
-        return {"body": self.body, "headers": self.headers, "reply": self.reply, "fault": self.fault}
+        return {"body": self.body, "headers": self.headers, "reply": self.reply, "fault": self.fault,
+                "aborted": self.aborted}
 
 
 def _matches(pattern: Pattern | None, text: str) -> bool:

@@ -24,7 +24,8 @@ Faults go first, in the order queued, each for `times` requests (optionally only
     llm.fail_next("truncated_stream")            # connection closed mid-body / mid-stream
     llm.fail_next("wrong_shape")                 # 200 JSON without `choices`
 
-`llm.latency = 0.2` delays every answer. Token usage is `estimate_tokens` (ceil(chars / 4)) of
+`llm.latency = 0.2` delays every answer; a client that hangs up meanwhile is recorded
+(`llm.aborted`, `RecordedRequest.aborted`). Token usage is `estimate_tokens` (ceil(chars / 4)) of
 the message texts and of the reply, so tests can assert on accounting.
 
 From synchronous code, `with FakeLLM() as llm:` (or `llm.start_in_thread()` / `llm.stop_thread()`)
@@ -246,6 +247,23 @@ class FakeLLM:
             except TimeoutError:
                 pass
 
+    async def _pause_unless_gone(self, request: web.Request, seconds: float) -> bool:
+        """Sleep like :meth:`_pause`; False as soon as the client has closed the connection."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while (left := deadline - loop.time()) > 0:
+            await self._pause(min(left, 0.02))
+            if request.transport is None or request.transport.is_closing():
+                return False
+            if self._stopping is not None and self._stopping.is_set():
+                break
+        return True
+
+    @property
+    def aborted(self) -> list[RecordedRequest]:
+        """The requests whose client hung up while waiting for the answer."""
+        return [r for r in self.script.requests if r.aborted]
+
     async def _models(self, request: web.Request) -> web.Response:
         self.models_calls += 1
         names = [self.model] + [r.model for r in self.script.rules if r.model]
@@ -264,7 +282,9 @@ class FakeLLM:
         recorded.fault = fault.kind if fault else None
         self.script.record(recorded)
         try:
-            await self._pause(self.latency)
+            if not await self._pause_unless_gone(request, self.latency):
+                recorded.aborted = True
+                return web.Response(status=499, text="the client went away before the answer")
             if fault is not None:
                 response = await self._serve_fault(request, recorded, fault)
                 if response is not None:

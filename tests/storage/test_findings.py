@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from storage import FindingDraft, FindingState, Job, NotFoundError, Severity, Store, Workspace
+from storage.errors import StaleReview
 
 
 def draft(message: str, line: int = 1, **fields) -> FindingDraft:
@@ -126,3 +127,27 @@ def test_an_unknown_finding_state_is_a_value_error(store: Store, workspace: Work
     [finding] = store.add_findings(workspace.id, None, "app.py", [draft("x")])
     with pytest.raises(ValueError, match="finding state 'fixed' is not one of: open, applied, dismissed, resolved"):
         store.set_finding_state(finding.id, "fixed")
+
+
+def test_an_older_review_finishing_late_never_replaces_the_findings_of_newer_content(
+        store: Store, workspace: Workspace, job: Job) -> None:
+    [fresh] = store.add_findings(workspace.id, job.id, "app.py", [draft("undefined_six", 4)],
+                                 content_hash="new", read_at=200.0)
+    with pytest.raises(StaleReview, match="older content"):
+        store.add_findings(workspace.id, job.id, "app.py", [draft("divides by zero", 2)],
+                           content_hash="old", read_at=100.0)
+    assert [(f.id, f.state, f.content_hash) for f in store.list_findings(workspace.id, "app.py", state=None)] == [
+        (fresh.id, FindingState.OPEN, "new")]
+
+
+def test_a_newer_review_that_found_nothing_still_beats_an_older_one(
+        store: Store, workspace: Workspace, job: Job) -> None:
+    store.add_findings(workspace.id, job.id, "app.py", [draft("divides by zero", 2)], content_hash="a", read_at=1.0)
+    store.add_findings(workspace.id, job.id, "app.py", [], content_hash="fixed", read_at=3.0)  # the fix, reviewed
+    with pytest.raises(StaleReview):
+        store.add_findings(workspace.id, job.id, "app.py", [draft("divides by zero", 2)], content_hash="a",
+                           read_at=2.0)
+    assert store.list_findings(workspace.id, "app.py") == []
+    same = store.add_findings(workspace.id, job.id, "app.py", [draft("style", 1)], content_hash="fixed",
+                              read_at=2.5, replace_open=False)  # the same text read earlier: still true
+    assert [f.message for f in same] == ["style"]
