@@ -60,6 +60,8 @@ class ModelSettings:
     backoff_max: float = 20.0
     concurrency: int = 4
     context_window: int = 16384
+    local: str | None = None  # the local model when none is configured (daemon/llm/local_models.py)
+    threads: int | None = None  # the local model's threads (None: chosen from the cores and the load)
 
     def for_role(self, role: str | None) -> str | None:
         if role and role in self.roles:
@@ -121,7 +123,7 @@ def _apply(settings: Settings, data: dict[str, Any], source: str) -> None:
     m = settings.model
     for key, kind in (("default", str), ("api_base", str), ("timeout", (int, float)),
                       ("max_retries", int), ("backoff_base", (int, float)), ("backoff_max", (int, float)),
-                      ("concurrency", int), ("context_window", int)):
+                      ("concurrency", int), ("context_window", int), ("local", str), ("threads", int)):
         if key in model:
             setattr(m, key, _expect(model[key], kind, f"{source}: model.{key}"))
     if "api_key" in model:
@@ -175,7 +177,8 @@ def load_settings(root: Path | None = None, *, env: bool = True) -> Settings:
             m.api_key = Secret(os.environ["TROUPE_API_KEY"])
         for name, attr, kind in (("TROUPE_LLM_TIMEOUT", "timeout", float),
                                  ("TROUPE_LLM_RETRIES", "max_retries", int),
-                                 ("TROUPE_LLM_CONCURRENCY", "concurrency", int)):
+                                 ("TROUPE_LLM_CONCURRENCY", "concurrency", int),
+                                 ("TROUPE_LOCAL_THREADS", "threads", int)):
             value = _env_number(name, kind)
             if value is not None:
                 setattr(m, attr, value)

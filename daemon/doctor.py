@@ -96,7 +96,7 @@ def _model(check_live: bool) -> Check:
         return Check("model", False, str(exc))
     model = settings.model
     if not model.default:
-        return _local_model(check_live)
+        return _local_model(check_live, model)
     where = f" at {model.api_base}" if model.api_base else ""
     if not check_live:
         return Check("model", True, f"{model.default}{where} (not contacted)")
@@ -106,27 +106,44 @@ def _model(check_live: bool) -> Check:
     return Check("model", ok, f"{model.default}{where}: {detail}")
 
 
-def _local_model(check_live: bool) -> Check:
+def _local_model(check_live: bool, settings: ModelSettings) -> Check:
+    """The local model: which one, on which runtime, its threads, and its speed (measured at its last
+    start; measured now when the live check starts it)."""
     from daemon.llm import local
 
-    if not (local.local_model_enabled() and local.local_model_installed()):
-        return Check("model", False, "no model configured: set TROUPE_MODEL (any litellm model string), "
-                     "optionally TROUPE_API_BASE / TROUPE_API_KEY; or " + local.INSTALL_HINT)
+    none = ("no model configured: set TROUPE_MODEL (any litellm model string), optionally TROUPE_API_BASE / "
+            "TROUPE_API_KEY")
     try:
-        path = local.ensure_model()
+        spec = local.choose(settings.local)
+    except local.UnknownLocalModel as exc:
+        return Check("model", False, str(exc))
+    if spec is None:
+        return Check("model", False, f"{none}; the local model is off (TROUPE_LOCAL_MODEL=0)")
+    if not local.local_model_installed(spec):
+        return Check("model", False, f"{none}; or {local.install_hint(spec)}")
+    try:
+        path = local.ensure_model(None, spec)
     except local.LocalModelError as exc:
         return Check("model", False, str(exc))
-    detail = f"bundled local model {local.MODEL_ALIAS} ({path}, SHA-256 verified)"
+    threads, why = local.choose_threads(settings.threads)
+    detail = (f"local model {spec.name} ({path}, SHA-256 verified) on {local.RUNTIME} {local.runtime_version()} "
+              f"(llama.cpp server), {threads} thread{'s' * (threads != 1)} ({why})")
+    last = local.last_speed(path)
+    if last:
+        detail += (f"; last measured {last['tokens_per_s']} tokens/s with {last['threads']} threads at "
+                   f"{last['measured_at']} (load {last['load']})")
     if not check_live:
         return Check("model", True, detail + " (not started)")
 
     async def probe() -> tuple[bool, str]:
         from daemon.llm.gateway import check_model
 
-        server = local.LocalModelServer(path)
+        server = local.LocalModelServer(path, spec=spec, threads=settings.threads)
         try:
             await server.start()
-            return await check_model(server.model_settings(ModelSettings()), timeout=120)
+            ok, said = await check_model(server.model_settings(ModelSettings()), timeout=120)
+            speed = f"{server.tokens_per_s:.1f} tokens/s" if server.tokens_per_s else "speed not measured"
+            return ok, f"{speed} now; {said}"
         except local.LocalModelError as exc:
             return False, str(exc)
         finally:

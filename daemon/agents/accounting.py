@@ -2,6 +2,10 @@
 
 The engine's own time is the wall time minus the time spent inside gateway calls (waiting for
 the model, retries included): that is what ``bench/engine.py`` reports per agent turn.
+
+Every engine call streams with a completion-token cap and stops a reply that loops
+(``daemon.llm.gateway``); the :class:`Reply` says how it ended. An empty reply (no text, or a
+null ``content``) is a model failure: asked again, then the job fails with a clear error.
 """
 
 from __future__ import annotations
@@ -13,7 +17,27 @@ from typing import Any
 from daemon.agents.model import Role
 from daemon.events import EventKind
 from daemon.llm.budget import Budget
-from daemon.llm.gateway import Completion, Gateway
+from daemon.llm.errors import LLMBadResponse
+from daemon.llm.gateway import REPETITION, Completion, Gateway
+
+EMPTY_RETRIES = 2  # an empty reply is asked again this many times before the job fails
+
+
+class Reply(str):
+    """A model's reply text, and why it ended: ``"stop"``, ``"length"`` (it hit ``max_tokens``) or
+    ``"repetition"`` (it looped; the text keeps what came before the loop and one copy)."""
+
+    finish_reason: str | None
+    max_tokens: int | None
+
+    def __new__(cls, text: str, finish_reason: str | None = None, max_tokens: int | None = None) -> Reply:
+        reply = super().__new__(cls, text)
+        reply.finish_reason, reply.max_tokens = finish_reason, max_tokens
+        return reply
+
+    @property
+    def cut_at_cap(self) -> bool:
+        return self.finish_reason == "length"
 
 
 @dataclass
@@ -88,10 +112,29 @@ class Meter:
         done, self.phase = self.phase, None
         return done
 
-    async def speak(self, role: Role, messages: list[dict[str, str]]) -> str:
+    async def speak(self, role: Role, messages: list[dict[str, str]], max_tokens: int | None = None) -> Reply:
+        for attempt in range(EMPTY_RETRIES + 1):
+            completion = await self._call(role, messages, max_tokens)
+            if completion.text.strip():
+                break
+            if attempt == EMPTY_RETRIES:
+                raise LLMBadResponse(f"model {completion.model} returned an empty reply (no text) {attempt + 1} "
+                                     f"times in a row for the {role.name}; check that the model and its server "
+                                     "work (troupe doctor)")
+            await self._emit(EventKind.LOG, {"level": "warning", "text": f"the model returned an empty reply; "
+                                             f"asking again ({attempt + 1}/{EMPTY_RETRIES})"}, role.name)
+        if completion.finish_reason in ("length", REPETITION):
+            why = (f"hit its cap of {max_tokens} tokens" if completion.finish_reason == "length"
+                   else "repeated itself; it was cut after the first copy")
+            await self._emit(EventKind.LOG, {"level": "warning", "text": f"the {role.name}'s reply {why}",
+                                             "finish_reason": completion.finish_reason,
+                                             "max_tokens": max_tokens}, role.name)
+        return Reply(completion.text, completion.finish_reason, max_tokens)
+
+    async def _call(self, role: Role, messages: list[dict[str, str]], max_tokens: int | None) -> Completion:
         started = time.monotonic()
         completion = await self.gateway.complete(messages, role=role.name, model=role.model, job_id=self.job_id,
-                                                 budget=self.budget)
+                                                 budget=self.budget, max_tokens=max_tokens, stream=True)
         seconds = time.monotonic() - started
         self.job.add(completion, seconds)
         if self.phase is not None:
@@ -100,5 +143,6 @@ class Meter:
             "model": completion.model, "prompt_tokens": completion.usage.prompt_tokens,
             "completion_tokens": completion.usage.completion_tokens, "cost": completion.usage.cost,
             "total_tokens": self.job.tokens, "total_cost": self.job.cost,
+            "finish_reason": completion.finish_reason, "max_tokens": max_tokens,
         }, role.name)
-        return completion.text
+        return completion

@@ -26,6 +26,7 @@ class StoredReport:
 
     def __init__(self, data: dict[str, Any]) -> None:
         self.ok, self.passed, self.failed = bool(data.get("ok")), data.get("passed", 0), data.get("failed", 0)
+        self.ran = bool(data.get("ran", True))  # False: there was nothing to run
         self._summary = str(data.get("summary", ""))
         self.failures = [SimpleNamespace(**f) for f in data.get("failures", []) if isinstance(f, dict)]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.agents.markers import find_conclusion, find_human_question, find_question
-from daemon.agents.model import Phase, Role
+from daemon.agents.model import REFLECT_MAX_TOKENS, SIDE_MAX_TOKENS, Phase, Role
 from daemon.events import EventKind
 
 AskHuman = Callable[[str], Awaitable[str]]
@@ -28,8 +28,9 @@ AskHuman = Callable[[str], Awaitable[str]]
 QUESTION (``to: "human"``) and ANSWER (``by: "human"``) events itself, since it owns the question
 id, pauses the job in ``waiting_for_answer`` and resumes it when the answer arrives."""
 
-Speak = Callable[[Role, list[dict[str, str]]], Awaitable[str]]
-"""One model call as a role (the runner adds budgets and accounting)."""
+Speak = Callable[[Role, list[dict[str, str]], int], Awaitable[str]]
+"""One model call as a role, with its completion-token cap (the runner adds budgets and accounting).
+The reply may be an ``accounting.Reply``, which says whether it was cut at the cap."""
 
 Say = Callable[[EventKind, dict[str, Any], str | None], Awaitable[None]]
 """Emit an event of this phase: (kind, data, role)."""
@@ -49,6 +50,11 @@ class DialogueResult:
     concluded: bool  # a marker ended the dialogue
     reflected: bool
     transcript: list[Turn] = field(default_factory=list)
+
+    @property
+    def cut_at_cap(self) -> bool:
+        """The assistant's last reply stopped at the phase's token cap (it is incomplete)."""
+        return bool(getattr(self.last_reply, "cut_at_cap", False))
 
 
 _ASK_RULE = ("If you lack a specific you need (an exact name, a version, a behaviour), you may first reply "
@@ -70,6 +76,10 @@ class Dialogue:
         self._speak, self._say, self._ask_human, self.job_id = speak, say, ask_human, job_id
         self.transcript: list[Turn] = []
         self.questions_asked = 0
+
+    @property
+    def _side_cap(self) -> int:
+        return min(SIDE_MAX_TOKENS, self.phase.token_cap)
 
     # -- views of the transcript -------------------------------------------------------------
 
@@ -96,7 +106,8 @@ class Dialogue:
         await self._say(EventKind.MESSAGE, data, speaker)
 
     async def _assistant_turn(self) -> str:
-        reply = await self._speak(self.assistant, self._view("assistant", self._assistant_system()))
+        reply = await self._speak(self.assistant, self._view("assistant", self._assistant_system()),
+                                  self.phase.token_cap)
         await self._add("assistant", reply)
         return reply
 
@@ -128,7 +139,7 @@ class Dialogue:
             # Several turns allowed: the instructor reacts and may conclude itself.
             system = "\n\n".join([self.instructor.prompt, _DISCUSS_RULE.format(
                 assistant=self.assistant.name, marker=self.phase.marker)])
-            answer = await self._speak(self.instructor, self._view("instructor", system))
+            answer = await self._speak(self.instructor, self._view("instructor", system), self._side_cap)
             await self._add("instructor", answer)
             conclusion = find_conclusion(answer, self.phase.marker)
             if conclusion is not None:
@@ -153,7 +164,7 @@ class Dialogue:
             system = self.instructor.prompt + "\n\n" + _ANSWER_RULE.format(assistant=self.assistant.name)
             if human_ok:
                 system += _HUMAN_RULE
-            answer = await self._speak(self.instructor, self._view("instructor", system))
+            answer = await self._speak(self.instructor, self._view("instructor", system), self._side_cap)
             escalated = find_human_question(answer)
             if escalated is None or not human_ok:
                 text = answer if escalated is None else _GUESS
@@ -184,7 +195,8 @@ class Dialogue:
                   + f"\n\nWhat did they conclude? Reply with one line: {self.phase.marker} <the conclusion>")
         system = "You extract the conclusion of a discussion, in a few words, without adding anything."
         reply = await self._speak(self.instructor, [{"role": "system", "content": system},
-                                                    {"role": "user", "content": prompt}])
+                                                    {"role": "user", "content": prompt}],
+                                  min(REFLECT_MAX_TOKENS, self.phase.token_cap))
         await self._say(EventKind.MESSAGE, {"text": reply, "reflection": True}, self.instructor.name)
         conclusion = find_conclusion(reply, self.phase.marker)
         return (conclusion if conclusion is not None else reply).strip()

@@ -2,16 +2,18 @@
 
 Reviewers write findings as plain blocks (what small local models manage reliably)::
 
+    LINE: 8
     BUG: what is wrong and why
-    SEVERITY: major
-    CODE: the wrong line, copied from the file
-    FIX: the corrected line (optional)
+    FIX: line 8, corrected
 
+(the older ``BUG:`` / ``SEVERITY:`` / ``CODE: <the wrong line>`` / ``FIX:`` blocks still parse;
+``LINE: 8 what is wrong`` on one line too)
 or, as stronger models often prefer, a JSON list of objects with ``file``, ``start_line``,
 ``end_line``, ``severity``, ``message``, ``quote`` and ``replacement``. JSON in fences, trailing
 commas, one object instead of a list or a ``{"findings": [...]}`` wrapper are all accepted. What
 is not accepted is a finding shown at the wrong place: its lines must exist, and when it quotes
-code that is not on those lines, it is moved to where the quote is (re-anchored) or dropped.
+code that is not on those lines, it is moved to where the quote is (re-anchored) or dropped; a
+bare line number must fit its fix or its message (``anchoring``).
 """
 
 from __future__ import annotations
@@ -22,20 +24,31 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from daemon.agents.anchoring import (
+    anchor_line,
+    clean_code,
+    find_code,
+    first_code_line,
+    indented_like,
+    line_has,
+    quote_end,
+)
+
 SEVERITIES = ("critical", "major", "minor", "info")
 _SEVERITY_ALIASES = {"error": "major", "high": "major", "blocker": "critical", "warning": "minor",
                      "medium": "minor", "low": "info", "note": "info", "style": "info", "nit": "info"}
 
-FINDINGS_FORMAT = """For each real problem (a crash, a wrong result, a security hole) write one block:
-BUG: <what is wrong and why, one sentence>
-SEVERITY: <critical, major, minor or info>
-CODE: <the wrong line of code, copied exactly from the file>
-FIX: <the corrected line, optional>
-Start a block with FILE: <path> when several files are under review. Write NONE when nothing is wrong."""
+FINDINGS_FORMAT = """For each bug (a crash or a wrong result), write three lines:
+LINE: <the number of the wrong line>
+BUG: <what is wrong, in one sentence>
+FIX: <that line, corrected>
+If several files are under review, put FILE: <path> before the bug's lines. If there is no bug, write only NONE."""
 _BLOCK_KEYS = {"bug": "message", "problem": "message", "issue": "message", "severity": "severity",
                "code": "quote", "quote": "quote", "fix": "replacement", "file": "file", "line": "start_line"}
 _BLOCK_LINE = re.compile(r"^\s*[-*]?\s*\**(bug|problem|issue|severity|code|quote|fix|file|line)\**\s*[:=]\s?(.*)$",
                          re.IGNORECASE)
+_INLINE_KEY = re.compile(r"[,;]?\s+(?=(?:BUG|FIX|CODE|SEVERITY|LINE)\s*:)")  # "LINE: 8, FIX: ..." on one line
+_LINE_VALUE = re.compile(r"^\W*(\d+)(?:\s*[-–]\s*(\d+))?\W*(.*)$", re.DOTALL)  # "8", "8-9", "8: what is wrong"
 _NUMBERED = re.compile(r"^\s*\d+\s*\|\s?")  # "  12| code" as shown to the reviewer
 
 
@@ -94,24 +107,30 @@ def _block_value(lines: list[str]) -> str:
 
 
 def parse_blocks(reply: str) -> list[dict[str, Any]]:
-    """Findings written as ``BUG:`` / ``SEVERITY:`` / ``CODE:`` / ``FIX:`` blocks; a ``FILE:`` line
-    applies to the blocks after it."""
+    """Findings written as ``LINE:`` / ``BUG:`` / ``FIX:`` (or ``BUG:`` / ``SEVERITY:`` / ``CODE:`` /
+    ``FIX:``) blocks, in any order: a key seen again, or a line number after a fix, starts the
+    next block. A ``FILE:`` line applies to the blocks after it."""
     findings: list[dict[str, Any]] = []
     current: dict[str, list[str]] = {}
     key: str | None = None
     file = ""
 
     def flush() -> None:
-        if "message" in current:
-            item = {name: _block_value(lines) for name, lines in current.items()}
+        item = {name: _block_value(lines) for name, lines in current.items()}
+        _split_line_value(item)
+        if item.get("message") or item.get("start_line") or item.get("quote"):
+            item.setdefault("severity", "major")  # the asked format has none: a bug, as asked for
             findings.append({k: v for k, v in {"file": file, **item}.items() if v})
         current.clear()
 
-    for line in reply.splitlines():
+    blank = False  # the line before was blank: a LINE or BUG after it starts a block
+    for line in (part for raw in reply.splitlines() for part in _INLINE_KEY.split(raw)):
         match = _BLOCK_LINE.match(line)
         if match:
             key = _BLOCK_KEYS[match.group(1).lower()]
-            if key in ("message", "file") and "message" in current:
+            opens = key in ("start_line", "message") and (blank or "replacement" in current) and (
+                "message" in current or "start_line" in current)
+            if key == "file" or key in current or opens:
                 flush()  # a new block starts
             if key == "file":  # "**FILE: a.py**", "FILE: `a.py`"
                 file, key = _block_value([match.group(2)]).strip("*_ ").strip("`"), None
@@ -119,8 +138,26 @@ def parse_blocks(reply: str) -> list[dict[str, Any]]:
             current[key] = [match.group(2)]
         elif key is not None and key in current and (line.strip() or key in ("quote", "replacement")):
             current[key].append(line)
+        blank = not line.strip()
     flush()
     return findings
+
+
+def _split_line_value(item: dict[str, Any]) -> None:
+    """``LINE: 8-9: what is wrong`` -> start and end lines, and the message when there is none."""
+    value = str(item.get("start_line") or "").strip("*_` ")
+    if not value:
+        return
+    match = _LINE_VALUE.match(value)
+    if match is None:
+        item.pop("start_line")
+        return
+    item["start_line"] = int(match.group(1))
+    if match.group(2):
+        item["end_line"] = int(match.group(2))
+    rest = match.group(3).strip()
+    if rest and not item.get("message"):
+        item["message"] = rest
 
 
 def parse_findings(reply: str) -> list[dict[str, Any]]:
@@ -172,39 +209,6 @@ def _severity(value: Any) -> str:
     return text if text in SEVERITIES else _SEVERITY_ALIASES.get(text, "minor")
 
 
-def _find_quote(lines: list[str], quote: str, near: int) -> int | None:
-    """1-based line where ``quote``'s first line appears, nearest to ``near``."""
-    first = next((q.strip() for q in quote.splitlines() if q.strip()), "")
-    if not first:
-        return None
-    hits = [i + 1 for i, line in enumerate(lines) if first in line]
-    if not hits:
-        return None
-    return min(hits, key=lambda n: abs(n - near))
-
-
-def _quote_end(lines: list[str], quote: str, start: int) -> int:
-    """The last line of the file that a multi-line quote starting at ``start`` still matches."""
-    wanted = [q.strip() for q in quote.splitlines() if q.strip()][1:]
-    end, n = start, start  # 1-based
-    for text in wanted:
-        while n < len(lines) and not lines[n].strip():
-            n += 1
-        if n >= len(lines) or text not in lines[n]:
-            break
-        end = n = n + 1
-    return end
-
-
-def _indented_like(replacement: str, line: str) -> str:
-    """A fix written without indentation gets the indentation of the line it replaces."""
-    indent = line[: len(line) - len(line.lstrip())]
-    body = replacement.strip("\n")
-    if not indent or body[:1] in (" ", "\t") or not body:
-        return body
-    return "\n".join(indent + part if part.strip() else part for part in body.splitlines())
-
-
 def validate_findings(raw: list[dict[str, Any]], read: Callable[[str], str | None],
                       allowed_files: set[str] | None = None) -> tuple[list[Finding], list[Rejected]]:
     """Keep the findings whose place is real; re-anchor quoted ones that name the wrong lines.
@@ -219,6 +223,8 @@ def validate_findings(raw: list[dict[str, Any]], read: Callable[[str], str | Non
         if not path and allowed_files and len(allowed_files) == 1:
             path = next(iter(allowed_files))
         message = str(item.get("message") or item.get("comment") or "").strip()
+        if not message and isinstance(item.get("replacement"), str) and item["replacement"].strip():
+            message = f"should be: {clean_code(item['replacement'])[0]}"  # a block with a line and a fix only
         if not message:
             rejected.append(Rejected(item, "no message"))
             continue
@@ -232,26 +238,42 @@ def validate_findings(raw: list[dict[str, Any]], read: Callable[[str], str | Non
         lines = text.splitlines()
         start = _int(item.get("start_line", item.get("line")))
         end = _int(item.get("end_line")) or start
-        quote = str(item.get("quote") or item.get("code") or "")
+        quote, quoted_at = clean_code(str(item.get("quote") or item.get("code") or ""))
+        replacement = item.get("replacement")
+        if isinstance(replacement, str) and "\n" not in replacement.strip():
+            replacement, fixed_at = clean_code(replacement)
+            quoted_at = quoted_at or fixed_at
+        start = quoted_at if start is None else start
+        end = end or start
         in_range = start is not None and 1 <= start <= len(lines)
-        if quote.strip():
-            first = next(q.strip() for q in quote.splitlines() if q.strip())
+        if first_code_line(quote):
+            first = first_code_line(quote)
             span = lines[start - 1:(end or start)] if in_range else []
-            if not any(first in line for line in span):
-                anchored = _find_quote(lines, quote, start or 1)
+            if not any(line_has(line, first) for line in span):
+                anchored = find_code(lines, quote, start or 1)
                 if anchored is None:
                     rejected.append(Rejected(item, f"the quoted code {first[:60]!r} is not in {path}"))
                     continue
                 length = max(0, (end or start or anchored) - (start or anchored))
-                start, end = anchored, max(anchored + length, _quote_end(lines, quote, anchored))
+                start, end = anchored, max(anchored + length, quote_end(lines, quote, anchored))
+        elif start is None:
+            rejected.append(Rejected(item, f"the finding names no line of {path} and quotes no code"))
+            continue
         elif not in_range:
             rejected.append(Rejected(item, f"line {start} does not exist in {path} ({len(lines)} lines)"))
             continue
+        else:
+            anchored, reason = anchor_line(lines, start, replacement if isinstance(replacement, str) else None,
+                                           message)
+            if anchored is None:
+                rejected.append(Rejected(item, f"{reason} in {path}"))
+                continue
+            end, start = anchored + max(0, (end or start) - start), anchored
         assert start is not None
         end = min(max(end or start, start), len(lines))
-        replacement = item.get("replacement")
-        replacement = _indented_like(replacement, lines[start - 1]) if isinstance(replacement, str) else None
-        kept.append(Finding(path, start, end, _severity(item.get("severity")), message, replacement))
+        replacement = indented_like(replacement, lines[start - 1]) if isinstance(replacement, str) else None
+        kept.append(Finding(path, start, end, _severity(item.get("severity")),
+                            message, replacement))
     return kept, rejected
 
 

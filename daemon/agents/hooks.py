@@ -66,7 +66,7 @@ class LoopControl:
         tests pass or no placeholder is left (checked first; nothing else runs then), or the
         reviewer answered with the stop word."""
         run = self._run
-        if loop.until is not Until.FINISHED and await run._loop_done(loop):
+        if loop.until is not Until.FINISHED and (await run._loop_done(loop) or await run._nothing_to_test(loop)):
             return True
         for position, phase in enumerate(loop.phases):
             concluded = await run._phase(phase, number)

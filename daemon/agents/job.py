@@ -60,7 +60,8 @@ class JobOutcome:
     change: ProposedDiff | None = None  # None when nothing changed
     findings: list[Finding] = field(default_factory=list)
     rejected_findings: list[dict[str, Any]] = field(default_factory=list)  # {"finding": ..., "reason": ...}
-    test_report: dict[str, Any] | None = None  # {"ok", "passed", "failed", "summary", "failures"}
+    test_report: dict[str, Any] | None = None  # {"ok", "ran", "passed", "failed", "summary", "failures"}
+    tests: str | None = None  # chains with a test loop: "passed", "failed" or "not run" (nothing to run)
     usage: Tally = field(default_factory=Tally)
     phases: list[PhaseStats] = field(default_factory=list)
     code_states: list[CodeState] = field(default_factory=list)
@@ -78,7 +79,7 @@ class JobOutcome:
             "status": self.status, "chain": self.chain, "conclusion": self.conclusion,
             "conclusions": self.conclusions, "error": self.error, "warnings": self.warnings,
             "findings": [f.to_dict() for f in self.findings], "rejected_findings": self.rejected_findings,
-            "test_report": self.test_report, "usage": self.usage.to_dict(),
+            "test_report": self.test_report, "tests": self.tests, "usage": self.usage.to_dict(),
             "phases": [{"phase": p.phase, "cycle": p.cycle, **p.tally.to_dict()} for p in self.phases],
             "files": self.change.files if self.change else [],
         }

@@ -14,6 +14,7 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
     assistant = "programmer"
     produces = "answer"
     template = "Question: {task}\\n\\n{context}\\n\\nAnswer, citing files as path:line."
+    max_tokens = 512            # the cap of each model call (default: by what the phase produces)
 
     [[steps]]
     loop = "review"
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.agents.model import (
+    DEFAULT_MAX_TOKENS,
     TEMPLATE_FIELDS,
     Chain,
     ChainSet,
@@ -62,8 +64,8 @@ ROLES_FILE = "roles.toml"
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PHASE_KEYS = {"phase", "instructor", "assistant", "template", "produces", "max_turns", "marker", "reflect",
-               "max_questions", "ask_human", "file", "max_retries"}
-_LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases"}
+               "max_questions", "ask_human", "file", "max_retries", "max_tokens", "new_files"}
+_LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases", "without_tests"}
 _TOOL_KEYS = {"tool"}
 _ROLE_KEYS = {"prompt", "model", "tools"}
 _CHAIN_KEYS = {"name", "description", "steps", "roles", "start", *SCALE_KEYS}  # scale keys: daemon.teams.config
@@ -173,6 +175,8 @@ def _phase(f: _File, body: dict[str, Any], where: list[str | int]) -> Phase:
         ask_human=f.expect(body, "ask_human", bool, where, False),
         file=f.expect(body, "file", str, where, None),
         max_retries=_positive(f, body, "max_retries", where, 2, minimum=0),
+        max_tokens=_positive(f, body, "max_tokens", where, DEFAULT_MAX_TOKENS[Produces(produces)], minimum=16),
+        new_files=f.expect(body, "new_files", bool, where, True),
     )
     if not phase.template.strip():
         raise f.error([*where, "template"], f"phase {name!r} has an empty template")
@@ -208,7 +212,8 @@ def _step(f: _File, body: Any, where: list[str | int]) -> Step:
         inner.append(_phase(f, p, [*where, "phases", i]))
     return Loop(name=name, until=Until(until), phases=tuple(inner),
                 max_cycles=_positive(f, body, "max_cycles", where, 3),
-                stop_word=f.expect(body, "stop_word", str, where, "Finished"))
+                stop_word=f.expect(body, "stop_word", str, where, "Finished"),
+                without_tests=f.expect(body, "without_tests", str, where, "skip", allowed={"skip", "run"}))
 
 
 def _chain(f: _File, roles: dict[str, Role]) -> Chain:

@@ -23,6 +23,20 @@ class Produces(StrEnum):
     ANSWER = "answer"            # the job's answer to a question
 
 
+# The completion-token cap of a phase's calls when its chain file sets no ``max_tokens``: enough
+# for what the phase produces, and a bound on a small model that would otherwise keep generating.
+DEFAULT_MAX_TOKENS: dict[Produces, int] = {
+    Produces.DECISION: 512,
+    Produces.DOCUMENT: 1536,
+    Produces.CODE: 3072,
+    Produces.FINDINGS: 512,
+    Produces.TEST_REPORT: 512,
+    Produces.ANSWER: 512,
+}
+SIDE_MAX_TOKENS = 512  # the instructor's answers and remarks within a phase (never above the phase's cap)
+REFLECT_MAX_TOKENS = 128  # the one-line conclusion extracted from a transcript
+
+
 class Until(StrEnum):
     FINISHED = "finished"                # the first phase of a cycle concluded with the stop word
     TESTS_PASS = "tests_pass"            # the test command passes
@@ -74,11 +88,17 @@ class Phase:
     max_questions: int = 2  # communicative dehallucination: questions the assistant may ask
     ask_human: bool = False  # questions the instructor cannot answer may go to the human
     file: str | None = None  # for documents: where the document is written
-    max_retries: int = 2  # code/findings replies that do not parse are sent back this many times
+    max_retries: int = 2  # replies of the wrong shape are sent back this many times, with the reason
+    max_tokens: int | None = None  # the cap of each model call; None: DEFAULT_MAX_TOKENS[produces]
+    new_files: bool = True  # code phases: whether the edits may create files (False: existing files only)
 
     @property
     def kind(self) -> str:
         return "phase"
+
+    @property
+    def token_cap(self) -> int:
+        return self.max_tokens or DEFAULT_MAX_TOKENS[self.produces]
 
 
 @dataclass(frozen=True)
@@ -101,6 +121,7 @@ class Loop:
     phases: tuple[Phase, ...]
     max_cycles: int = 3
     stop_word: str = "Finished"
+    without_tests: str = "skip"  # tests_pass loops when there is nothing to run: "skip" the loop, or "run" it
 
     @property
     def kind(self) -> str:

@@ -1,14 +1,19 @@
 """Turn a finished dialogue into what its phase produces: code edits, a document, findings, an answer.
 
-Replies that cannot be used are sent back to the model with the precise reason (the edit
-parser's and applier's messages are written for it), a bounded number of times; then the
-phase fails with a clear error. Every code change becomes a code state (CODE_STATE event).
+Every kind has a reply-shape check (``shapes`` for documents and answers, the edit and findings
+parsers for the rest). Replies that cannot be used are sent back to the model with the precise
+reason, a bounded number of times (``max_retries``); then code and findings phases fail with a
+clear error, and a document or answer is kept with a warning the job carries. A reply cut at the
+token cap is never taken as complete: its code is not applied, a cut document or answer is asked
+again, and of cut findings only the complete ones count. Every code change becomes a code state
+(CODE_STATE event).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from daemon.agents.dialogue import Dialogue, DialogueResult
@@ -21,15 +26,29 @@ from daemon.agents.findings import (
     validate_findings,
 )
 from daemon.agents.job import PhaseFailed
-from daemon.agents.markers import prose_lines
+from daemon.agents.markers import find_conclusion, prose_lines
 from daemon.agents.model import Phase, Produces
+from daemon.agents.shapes import (
+    answer_problem,
+    citation_problems,
+    cut_at_cap,
+    document_problem,
+    says_nothing_needed,
+    without_stdlib,
+)
 from daemon.agents.workbench import Workbench
 from daemon.events import EventKind
-from daemon.workspace.edits import EDIT_FORMAT_HELP, EditApplyError, EditParseError, apply_edits, parse_edits
+from daemon.workspace.edits import (
+    EDIT_FORMAT_HELP,
+    EditApplyError,
+    EditParseError,
+    ParsedEdit,
+    apply_edits,
+    parse_edits,
+)
 from daemon.workspace.paths import PathOutsideWorkspace, confine
 from daemon.workspace.scratch import NotEditable
 
-_CITATION = re.compile(r"([\w./-]+\.[A-Za-z0-9]+):(\d+)")
 _PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".adoc")
 _FENCED = re.compile(r"^\s*(`{3,}|~{3,})[^\n]*\n(.*?)^\s*\1\s*$", re.DOTALL | re.MULTILINE)
 
@@ -41,6 +60,7 @@ class Product:
     findings: list[Finding] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    concluded: bool | None = None  # a corrected reply's own marker (None: as the dialogue ended)
 
 
 def instruction_of(prompt: str) -> str:
@@ -60,9 +80,7 @@ class Producer:
             return await self.document(phase, dialogue, result)
         if phase.produces is Produces.FINDINGS:
             return await self.findings(phase, dialogue, result)
-        if phase.produces is Produces.ANSWER:
-            return Product(result.conclusion, warnings=self.check_citations(result.conclusion))
-        return Product(result.conclusion)
+        return await self.conclusion(phase, dialogue, result)
 
     # -- code ---------------------------------------------------------------------------
     async def code(self, phase: Phase, dialogue: Dialogue, result: DialogueResult) -> Product:
@@ -74,10 +92,15 @@ class Producer:
         reply = result.last_reply
         for attempt in range(phase.max_retries + 1):
             try:
+                if getattr(reply, "cut_at_cap", False):
+                    raise EditParseError(cut_at_cap(phase.token_cap, "Send only the lines that change, as "
+                                                    "SEARCH/REPLACE blocks, not whole files."))
                 edits = parse_edits(reply, default_path=default)
                 if not edits:
                     raise EditParseError("your reply contains no file edit.\n\n" + EDIT_FORMAT_HELP)
                 self.confine_to_user_tree([e.path for e in edits])
+                if not phase.new_files:
+                    self.refuse_new_files([e.path for e in edits if e.kind != "delete"])
                 changed = apply_edits(scratch, edits)
                 break
             except (EditParseError, EditApplyError, PathOutsideWorkspace, NotEditable) as exc:
@@ -88,6 +111,16 @@ class Producer:
         await self.record_state(phase, dialogue.prompt, changed)
         summary = f"changed {', '.join(changed)}" if changed else "no file changed"
         return Product(summary, changed=changed)
+
+    def refuse_new_files(self, paths: list[str]) -> None:
+        """A phase that may only fix what exists (``new_files = false``) gets no invented files."""
+        scratch = self.bench.scratch
+        assert scratch is not None
+        new = [p for p in dict.fromkeys(paths) if not scratch.exists(p)]
+        if new:
+            known = ", ".join(self.bench.focus_files()[:8]) or ", ".join(scratch.list_files()[:8])
+            raise EditApplyError(f"{', '.join(new)} does not exist, and this step may only change existing files "
+                                 f"({known}). Fix the problem in those files.")
 
     def confine_to_user_tree(self, paths: list[str]) -> None:
         """Refuse paths that would leave the user's tree when applied there (a symlink in the repo
@@ -112,67 +145,111 @@ class Producer:
         assert phase.file is not None
         if scratch is None:
             raise PhaseFailed(f"phase {phase.name!r} writes {phase.file} but the job has no workspace copy")
-        reply = result.last_reply
-        try:
-            edits = [e for e in parse_edits(reply, default_path=phase.file) if e.path == phase.file]
-        except EditParseError:
-            edits = []
+        reply, text, warnings = result.last_reply, "", []
+        for attempt in range(phase.max_retries + 1):
+            text, empty_block = _document_text(reply, phase.marker, phase.file)
+            nothing = empty_block or (not text.strip() and _is_requirements(phase.file) and says_nothing_needed(reply))
+            problem = None if nothing else document_problem(text, phase.file)
+            if getattr(reply, "cut_at_cap", False):
+                problem = cut_at_cap(phase.token_cap, f"Write a shorter {phase.file}, whole, in one code block.")
+            if problem is None:
+                break
+            if attempt == phase.max_retries:
+                warnings.append(f"{phase.file}: the {phase.assistant}'s reply was still not the document after "
+                                f"{attempt + 1} tries ({problem.split('. ')[0]}); it was not written")
+                text = ""
+                break
+            reply = await dialogue.correct(problem)
+        if _is_requirements(phase.file):
+            text = without_stdlib(text)
         changed: list[str] = []
-        if edits:
+        if text.strip():
             try:
-                changed = apply_edits(scratch, edits)
-            except (EditApplyError, PathOutsideWorkspace, NotEditable):
-                edits = []  # fall back to the reply's text below
-        if not edits:
-            text = _document_text(reply, phase.marker, phase.file)
-            if text.strip():
-                scratch.write(phase.file, text.rstrip() + "\n")
-                changed = [phase.file]
+                changed = apply_edits(scratch, [ParsedEdit(phase.file, "whole", content=text.rstrip() + "\n")])
+            except (EditApplyError, PathOutsideWorkspace, NotEditable) as exc:
+                warnings.append(f"{phase.file} could not be written: {exc}")
         await self.record_state(phase, dialogue.prompt, changed)
-        return Product(f"wrote {phase.file}" if changed else f"{phase.file}: nothing to write", changed=changed)
+        for warning in warnings:
+            await self._say(EventKind.LOG, {"level": "warning", "text": warning}, phase.assistant)
+        return Product(f"wrote {phase.file}" if changed else f"{phase.file}: nothing to write", changed=changed,
+                       warnings=warnings)
 
     # -- findings -----------------------------------------------------------------------
     async def findings(self, phase: Phase, dialogue: Dialogue, result: DialogueResult) -> Product:
         reply = result.last_reply
         files = self.bench.review_files()
+        warnings: list[str] = []
         for attempt in range(phase.max_retries + 1):
             try:
                 raw = parse_findings(reply)
+                if getattr(reply, "cut_at_cap", False) and raw:  # the last one was being written when it stopped
+                    warnings.append(f"the {phase.assistant}'s reply stopped at its cap of {phase.token_cap} tokens; "
+                                    "its last, unfinished finding was left out")
+                    raw = raw[:-1]
                 break
             except FindingsError as exc:
                 if attempt == phase.max_retries:
                     raise PhaseFailed(f"phase {phase.name!r}: the {phase.assistant} did not return usable findings "
                                       f"after {attempt + 1} tries; last problem: {exc}") from None
-                reply = await dialogue.correct(str(exc))
+                message = str(exc)
+                if getattr(reply, "cut_at_cap", False):
+                    message = cut_at_cap(phase.token_cap, "Report only the most important problems. " + message)
+                reply = await dialogue.correct(message)
         kept, rejected = validate_findings(raw, self.bench.read, set(files) if files else None)
         kept, repeats = drop_lint_repeats(kept, self.bench.lint)
         rejected += repeats
         for item in rejected:
             await self._say(EventKind.LOG, {"level": "warning", "text": f"finding dropped: {item.reason}",
                                             "finding": item.raw}, phase.assistant)
-        return Product(f"{len(kept)} finding(s)", findings=kept, rejected=rejected)
+        return Product(f"{len(kept)} finding(s)", findings=kept, rejected=rejected, warnings=warnings)
 
-    # -- answers ------------------------------------------------------------------------
-    def check_citations(self, answer: str) -> list[str]:
-        """Warnings for ``path:line`` citations that do not exist."""
-        warnings = []
-        for path, line in dict.fromkeys(_CITATION.findall(answer)):
-            text = self.bench.read(path)
-            if text is None:
-                warnings.append(f"the answer cites {path}:{line}, but there is no such file")
-            elif not 1 <= int(line) <= len(text.splitlines()):
-                warnings.append(f"the answer cites {path}:{line}, but {path} has {len(text.splitlines())} lines")
-        return warnings
+    # -- decisions, answers, test reports -------------------------------------------------
+    async def conclusion(self, phase: Phase, dialogue: Dialogue, result: DialogueResult) -> Product:
+        """A decision, answer or test report: complete (not cut at the cap); an answer also in words,
+        citing lines that exist. Asked again with the reason; what still fails is kept with a warning."""
+        reply, text, concluded = result.last_reply, result.conclusion, None
+        problems: list[str] = []
+        for attempt in range(phase.max_retries + 1):
+            problems = []
+            if getattr(reply, "cut_at_cap", False):
+                problems.append(cut_at_cap(phase.token_cap, "Reply again, briefly."
+                                           + (f" End with one line: {phase.marker} <the conclusion>"
+                                              if phase.produces is Produces.DECISION else "")))
+            if phase.produces is Produces.ANSWER:
+                shape = answer_problem(text)
+                problems += ([shape] if shape else []) + citation_problems(text, self.bench.read)
+            if not problems or attempt == phase.max_retries:
+                break
+            correction = " ".join(problems) if len(problems) == 1 else "Your answer is not usable: " + "; ".join(
+                problems) + ". Answer again, citing only files and lines that exist."
+            reply = await dialogue.correct(correction)
+            found = find_conclusion(reply, phase.marker)
+            text, concluded = (found if found is not None else reply).strip(), found is not None
+        warnings = list(problems)
+        for warning in warnings:
+            await self._say(EventKind.LOG, {"level": "warning", "text": warning}, phase.assistant)
+        return Product(text, warnings=warnings, concluded=concluded)
 
 
-def _document_text(reply: str, marker: str, path: str) -> str:
+def _is_requirements(path: str) -> bool:
+    return PurePosixPath(path).name.startswith("requirements")
+
+
+def _document_text(reply: str, marker: str, path: str) -> tuple[str, bool]:
     """A document from a reply: the first fenced block's body; for prose files (README.md), else the
-    reply without its marker line. A requirements file is never filled with a sentence."""
+    reply without its marker line. A requirements file is never filled with a sentence. Also whether
+    the reply was an empty code block (nothing to write, as asked)."""
+    try:
+        edits = [e for e in parse_edits(reply, default_path=path) if e.path == path and e.kind == "whole"]
+    except EditParseError:
+        edits = []
+    if edits:
+        return edits[0].content, not edits[0].content.strip()
     match = _FENCED.search(reply)
     if match:
-        return match.group(2)
+        return match.group(2), not match.group(2).strip()
     if not path.lower().endswith(_PROSE_SUFFIXES):
-        return ""
+        return "", False
     lines = reply.splitlines()
     keep = {i for i, _ in prose_lines(reply)}
-    return "\n".join(line for i, line in enumerate(lines) if i in keep and not line.strip().startswith(marker))
+    return "\n".join(line for i, line in enumerate(lines) if i in keep and not line.strip().startswith(marker)), False

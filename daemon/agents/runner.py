@@ -167,9 +167,16 @@ class _Run:
             out.change = None if change.empty else change
         last = [p for p in self.chain.phases() if p.name in bench.conclusions]
         answers = [p for p in last if p.produces in (Produces.ANSWER, Produces.TEST_REPORT)]
+        tested = any(isinstance(s, Loop) and s.until is Until.TESTS_PASS for s in self.chain.steps)
+        if out.test_report and tested:
+            out.tests = "passed" if out.test_report["ok"] else "failed" if out.test_report["ran"] else "not run"
         if answers:
             out.conclusion = bench.conclusions[answers[-1].name]
-        elif out.test_report and any(isinstance(s, Loop) and s.until is Until.TESTS_PASS for s in self.chain.steps):
+        elif out.tests == "failed":
+            out.conclusion = f"The tests still fail after the change. {out.test_report['summary']}"
+        elif out.tests == "not run":
+            out.conclusion = f"No tests ran to check the change. {out.test_report['summary']}"
+        elif out.tests == "passed":
             out.conclusion = out.test_report["summary"]
         elif last:
             out.conclusion = bench.conclusions[last[-1].name]
@@ -214,7 +221,7 @@ class _Run:
                     return
                 loop = replace(loop, max_cycles=plan.cycles)
         for cycle in range(first_cycle, loop.max_cycles + 1):
-            if first_phase == 0 and await self._loop_done(loop):
+            if first_phase == 0 and (await self._loop_done(loop) or await self._nothing_to_test(loop)):
                 return
             if cycle == loop.max_cycles:
                 if loop.until is not Until.FINISHED:
@@ -238,6 +245,18 @@ class _Run:
         if loop.until is Until.NO_PLACEHOLDERS:
             return not self.bench.refresh_unfinished()
         return False
+
+    async def _nothing_to_test(self, loop: Loop) -> bool:
+        """A test loop with no tests to run has nothing to fix: it is skipped, and says so (unless the
+        chain asks the team to write the tests, ``without_tests = "run"``)."""
+        report = self.bench.test_report if self.bench is not None else None
+        if loop.until is not Until.TESTS_PASS or loop.without_tests != "skip" or getattr(report, "ran", True):
+            return False
+        assert report is not None
+        reason = str(report.summary()).split(":")[0].strip() or "nothing to run"
+        await self.say(EventKind.LOG, {"level": "info", "text": f"loop {loop.name!r} skipped: {reason.lower()}",
+                                       "skipped": loop.name, "reason": str(report.summary())})
+        return True
 
     def _unmet(self, loop: Loop) -> str:
         return "the tests still fail" if loop.until is Until.TESTS_PASS else "placeholders remain"
@@ -291,7 +310,7 @@ class _Run:
             "calls": tally.calls, "turns": len(dialogue.transcript), "files": product.changed,
         })
         self.phase_name, self.last_phase = None, phase.name
-        return result.concluded
+        return result.concluded if product.concluded is None else product.concluded
 
     async def _delegated(self, phase: Phase, cycle: int | None, prompt: str) -> bool:
         """A phase done by the delegate (a network of agents): its files land in the scratch copy."""

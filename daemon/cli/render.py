@@ -119,5 +119,7 @@ class Progress:
             self.say(f"  {mark} {data.get('tool')}: {str(data.get('summary', ''))[:120]}")
         elif event.kind == "finding":
             self.say("  " + finding_line(data))
+        elif event.kind == "log" and data.get("skipped"):
+            self.say(f"  – {data.get('text')}")
         elif event.kind == "log" and data.get("level") in ("warning", "error"):
             self.say(f"  ! {data.get('text')}")

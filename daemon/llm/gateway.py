@@ -9,6 +9,11 @@ and secrets kept out of every message. litellm is imported on first use, never a
     reply = await gateway.complete([{"role": "user", "content": "hi"}], role="reviewer",
                                    job_id=job.id, budget=Budget(tokens=50_000))
     print(reply.text, reply.usage.total_tokens, reply.usage.cost)
+
+Every call has a completion-token cap (``max_tokens``, :data:`DEFAULT_MAX_TOKENS` when the caller
+gives none), and a reply that falls into a loop (the same line or block again and again) is cut
+after its first copy: a stream stops there, a whole reply is trimmed. ``finish_reason`` is then
+``"repetition"``; a reply that hit the cap keeps the provider's ``"length"``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any
 from daemon.config import ModelSettings
 from daemon.llm.budget import Budget, Usage
 from daemon.llm.errors import LLMBadResponse, LLMError, LLMNotConfigured, LLMUnavailable
+from daemon.llm.repetition import loop_cut, trim_loop
 from daemon.redact import redact, register_secret
 
 log = logging.getLogger("troupe.llm")
@@ -36,6 +42,9 @@ UsageSink = Callable[[str | None, str | None, str, Usage], Awaitable[None] | Non
 DeltaSink = Callable[[str], Awaitable[None] | None]
 
 _RETRY_AFTER_CAP = 60.0  # a provider asking us to wait longer than this is treated as unavailable
+DEFAULT_MAX_TOKENS = 4096  # the cap of a call whose caller names none: no call generates without limit
+REPETITION = "repetition"  # the finish reason of a reply cut because it repeated itself
+_LOOP_CHECK_CHARS = 64  # a stream is checked for a loop every this many new characters
 
 
 @dataclass
@@ -150,6 +159,7 @@ class Gateway:
         stream: bool = False,
         on_delta: DeltaSink | None = None,
         timeout: float | None = None,
+        stop_on_repetition: bool = True,
     ) -> Completion:
         """One chat completion, retried on transient failures. Raises :class:`LLMError` subclasses."""
         if not messages:
@@ -173,8 +183,7 @@ class Gateway:
             kwargs["api_key"] = self.settings.api_key.reveal()
         if temperature is not None:
             kwargs["temperature"] = temperature
-        if max_tokens is not None:
-            kwargs["max_tokens"] = max_tokens
+        kwargs["max_tokens"] = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
 
         started = time.monotonic()
         attempts = 0
@@ -183,7 +192,7 @@ class Gateway:
             try:
                 async with self._slots:
                     text, finish, usage = await asyncio.wait_for(
-                        self._call(litellm, kwargs, stream, on_delta),
+                        self._call(litellm, kwargs, stream, on_delta, stop_on_repetition),
                         timeout=kwargs["timeout"] + 5.0,  # a stream that stalls past litellm's own timeout
                     )
                 break
@@ -217,7 +226,7 @@ class Gateway:
                           seconds=time.monotonic() - started, attempts=attempts)
 
     async def _call(self, litellm: Any, kwargs: dict[str, Any], stream: bool,
-                    on_delta: DeltaSink | None) -> tuple[str, str | None, Usage]:
+                    on_delta: DeltaSink | None, stop_on_repetition: bool) -> tuple[str, str | None, Usage]:
         if not stream:
             response = await litellm.acompletion(**kwargs)
             try:
@@ -230,11 +239,15 @@ class Gateway:
             usage = Usage(getattr(u, "prompt_tokens", 0) or 0, getattr(u, "completion_tokens", 0) or 0)
             if not usage.total_tokens:
                 usage = self._estimate(litellm, kwargs, text)
+            if stop_on_repetition:
+                text, looped = trim_loop(text)
+                finish = REPETITION if looped else finish
             return text, finish, usage
 
         parts: list[str] = []
         finish = None
         usage = Usage()
+        size = checked = 0  # characters received, and at the last loop check
         response = await litellm.acompletion(**kwargs, stream=True, stream_options={"include_usage": True})
         async for chunk in response:
             u = getattr(chunk, "usage", None)
@@ -247,15 +260,25 @@ class Gateway:
             delta = getattr(getattr(choice, "delta", None), "content", None)
             if delta:
                 parts.append(delta)
+                size += len(delta)
                 if on_delta is not None:
                     result = on_delta(delta)
                     if inspect.isawaitable(result):
                         await result
+            if stop_on_repetition and size - checked >= _LOOP_CHECK_CHARS:
+                checked = size
+                if loop_cut("".join(parts)) is not None:  # stop generating: the rest would be more of the same
+                    finish = REPETITION
+                    await _close(response)
+                    break
         text = "".join(parts)
         if finish is None:
             raise LLMBadResponse("the stream ended without a finish reason (connection cut mid-reply)")
         if not usage.total_tokens:
-            usage = self._estimate(litellm, kwargs, text)
+            usage = self._estimate(litellm, kwargs, text)  # what was generated, the loop included
+        if stop_on_repetition:
+            text, looped = trim_loop(text)
+            finish = REPETITION if looped else finish
         return text, finish, usage
 
     @staticmethod
@@ -310,6 +333,16 @@ class Gateway:
             return None if retry_after > _RETRY_AFTER_CAP else retry_after + random.uniform(0, 0.1)
         base = min(self.settings.backoff_max, self.settings.backoff_base * 2 ** (attempt - 1))
         return base * random.uniform(0.5, 1.0)
+
+
+async def _close(stream: Any) -> None:
+    """Close a stream we stop reading, so the server stops generating (llama.cpp notices the hang-up)."""
+    close = getattr(stream, "aclose", None)
+    try:
+        if close is not None:
+            await close()
+    except Exception as exc:  # the reply is already in hand; a failed close only costs the connection
+        log.debug("closing a stream failed: %s", exc)
 
 
 async def check_model(settings: ModelSettings, timeout: float = 20.0) -> tuple[bool, str]:

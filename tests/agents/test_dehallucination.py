@@ -77,10 +77,22 @@ async def test_a_question_only_the_human_can_answer_pauses_the_job_until_the_ans
     assert escalated.data.get("escalated") and escalated.role == "cto"
 
 
-async def test_an_answer_citing_lines_that_do_not_exist_is_flagged(fake_llm, make_runner, tmp_path):
+async def test_an_answer_citing_lines_that_do_not_exist_is_sent_back_then_flagged(fake_llm, make_runner, tmp_path):
     repo = write_tree(tmp_path / "repo", REPO)
-    fake_llm.add_rule("See pkg_a/greet.py:40 and pkg_c/nothing.py:1.", system=PROGRAMMER)
+    fake_llm.add_rule("greet is defined in pkg_a/greet.py:40 and used in pkg_c/nothing.py:1.", system=PROGRAMMER)
     outcome = await make_runner().run(JobSpec(chain="ask", task="where is greet?", workspace=repo))
     assert outcome.status == "succeeded"
+    correction = fake_llm.requests[1].last_user
+    assert "pkg_a/greet.py has 2 lines" in correction and "citing only files and lines that exist" in correction
+    assert len(fake_llm.requests) == 3  # the answer and its two corrections (the phase's max_retries)
     assert outcome.warnings == ["the answer cites pkg_a/greet.py:40, but pkg_a/greet.py has 2 lines",
                                 "the answer cites pkg_c/nothing.py:1, but there is no such file"]
+
+
+async def test_a_corrected_answer_replaces_the_wrong_one(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", REPO)
+    fake_llm.enqueue("`pkg_a/greet.py:13`", "greet() returns the greeting 'Hello, <name>' (pkg_a/greet.py:2).")
+    outcome = await make_runner().run(JobSpec(chain="ask", task="what does greet return?", workspace=repo))
+    assert outcome.status == "succeeded" and outcome.warnings == []
+    assert outcome.conclusion == "greet() returns the greeting 'Hello, <name>' (pkg_a/greet.py:2)."
+    assert "does not answer the question in words" in fake_llm.requests[1].last_user

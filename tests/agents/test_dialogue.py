@@ -20,10 +20,12 @@ class Script:
     def __init__(self, **replies: list[str | Callable[[list[dict[str, str]]], str]]) -> None:
         self.replies = {role: list(items) for role, items in replies.items()}
         self.calls: list[tuple[str, list[dict[str, str]]]] = []
+        self.caps: list[int] = []
         self.events: list[tuple[EventKind, dict, str | None]] = []
 
-    async def speak(self, role: Role, messages: list[dict[str, str]]) -> str:
+    async def speak(self, role: Role, messages: list[dict[str, str]], max_tokens: int) -> str:
         self.calls.append((role.name, messages))
+        self.caps.append(max_tokens)
         reply = self.replies[role.name].pop(0)
         return reply(messages) if callable(reply) else reply
 

@@ -51,7 +51,7 @@ def test_findings_as_blocks_the_way_small_models_write_them():
     assert [r["message"] for r in raw] == ["`g` can crash", "wrong argument"]
     kept, rejected = validate_findings(raw, {"a.py": FILE}.get, {"a.py"})
     assert rejected == []
-    assert [(f.file, f.start_line, f.end_line, f.severity) for f in kept] == [("a.py", 5, 6, "minor"),
+    assert [(f.file, f.start_line, f.end_line, f.severity) for f in kept] == [("a.py", 5, 6, "major"),
                                                                             ("a.py", 6, 6, "major")]
     assert kept[1].replacement == "    return f(1)"  # the fix takes the indentation of the line it replaces
 

@@ -38,7 +38,7 @@ def completion(recorded: RecordedRequest) -> dict[str, Any]:
     message = {"role": "assistant", "content": recorded.reply}
     return {
         **envelope(recorded, "chat.completion"),
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": recorded.finish_reason}],
         "usage": usage(recorded),
     }
 
@@ -47,9 +47,9 @@ def chunks(recorded: RecordedRequest) -> list[dict[str, Any]]:
     """The reply word by word, a finishing chunk, and the usage chunk if the request asked for it."""
     head = envelope(recorded, "chat.completion.chunk")
     pieces = re.findall(r"\s*\S+\s*", recorded.reply or "") or [recorded.reply or ""]
-    deltas = [{"role": "assistant", "content": ""}] + [{"content": piece} for piece in pieces]
+    deltas = [{"role": "assistant", "content": ""}] + [{"content": piece} for piece in pieces if recorded.reply]
     stream = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
-    stream.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    stream.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": recorded.finish_reason}]})
     if (recorded.body.get("stream_options") or {}).get("include_usage"):
         stream.append({**head, "choices": [], "usage": usage(recorded)})
     return stream

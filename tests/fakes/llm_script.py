@@ -22,7 +22,8 @@ Pattern = str | re.Pattern[str]
 """A plain string matches as a substring; a compiled pattern matches with `re.search`."""
 
 FaultKind = Literal[
-    "rate_limit", "server_error", "unavailable", "hang", "malformed_json", "truncated_stream", "wrong_shape"
+    "rate_limit", "server_error", "unavailable", "hang", "malformed_json", "truncated_stream", "wrong_shape",
+    "null_content",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
@@ -52,6 +53,13 @@ class RecordedRequest:
     fault: str | None = None
     number: int = 0  # 1 for the first request the server received
     aborted: bool = False  # the client hung up before the answer (e.g. its task was cancelled)
+    finish_reason: str = "stop"  # "length" when the reply was cut at the request's max_tokens
+
+    def cap(self) -> None:
+        """Cut the reply at the request's ``max_tokens`` (in the fake's tokens), as a real server does."""
+        limit = self.body.get("max_tokens") or self.body.get("max_completion_tokens")
+        if isinstance(limit, int) and self.reply is not None and estimate_tokens(self.reply) > limit:
+            self.reply, self.finish_reason = self.reply[: limit * 4], "length"
 
     @property
     def model(self) -> str:

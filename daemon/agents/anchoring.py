@@ -1,0 +1,143 @@
+"""Placing a review finding on the right line of the real file, forgivingly but never wrongly.
+
+Models cite code loosely: ``line 8: `if x == arr[mid] and ...` ``, a re-indented or respaced copy,
+the first half of a line, a line number that is one off, or a number alone. :func:`clean_code`
+takes such a citation apart (the number, the code); :func:`find_code` finds the code in the file
+(spacing ignored, a trailing ``...`` meaning "and so on", a near-exact copy accepted);
+:func:`anchor_line` checks a bare line number against the fix and the message and moves it to
+the neighbouring line they point at. Whatever cannot be placed on a line that exists and matches
+is rejected by the caller, with the reason.
+"""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+import re
+
+_LINE_PREFIX = re.compile(r"^\s*(?:lines?|ln|l)\s*\.?\s*(\d+)(?:\s*[-–]\s*\d+)?\s*[:.,)|-]?\s*", re.IGNORECASE)
+_NUMBER_PREFIX = re.compile(r"^\s*(\d+)\s*(?:[:|]\s?|$)")  # "8: code", "8| code", "8"
+_ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…)\s*")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPACE = re.compile(r"\s+")
+NEAR = 2  # how far a bare line number may be moved to the line its fix or message points at
+_FUZZY = 0.85  # how alike (difflib ratio, spacing ignored) a quote must be to a line to count as a copy
+_FIX_ALIKE = 0.5  # how alike a fix must be to the line it corrects
+_WORDS = {"the", "is", "in", "of", "to", "a", "an", "and", "not", "but", "this", "that", "it", "be", "are", "was",
+          "which", "module", "function", "variable", "code", "line", "should", "when", "if", "for", "return",
+          "value", "values", "wrong", "bug", "error", "instead", "list", "string", "number", "result"}
+
+
+def _squeeze(text: str) -> str:
+    return _SPACE.sub("", text)
+
+
+def clean_code(value: str) -> tuple[str, int | None]:
+    """The code a citation quotes, and the line number it names (``line 8: `x = 1` `` -> ``("x = 1", 8)``)."""
+    text, number = value.strip(), None
+    for _ in range(3):  # prefixes and wrappers come in any order: "`line 8: x`", "line 8: `x`"
+        before = text
+        match = _LINE_PREFIX.match(text) or _NUMBER_PREFIX.match(text)
+        if match:
+            number = number or int(match.group(1))
+            text = text[match.end():].strip()
+        text = text.strip().strip("`").strip()
+        if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'" and text.count(text[0]) == 2:
+            text = text[1:-1].strip()
+        if text == before:
+            break
+    return text, number
+
+
+def _fragments(quote_line: str) -> list[str]:
+    """A quoted line's pieces around any ``...``, spacing removed."""
+    return [p for p in (_squeeze(part) for part in _ELLIPSIS.split(quote_line)) if p]
+
+
+def line_has(line: str, quote_line: str) -> bool:
+    """Whether ``line`` holds the quoted code (spacing ignored; ``...`` stands for anything)."""
+    pieces, squeezed, at = _fragments(quote_line), _squeeze(line), 0
+    if not pieces:
+        return False
+    for piece in pieces:
+        found = squeezed.find(piece, at)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
+def _alike(a: str, b: str) -> float:
+    a, b = _squeeze(a), _squeeze(b)
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() if a and b else 0.0
+
+
+def first_code_line(quote: str) -> str:
+    return next((q.strip() for q in quote.splitlines() if q.strip()), "")
+
+
+def find_code(lines: list[str], quote: str, near: int) -> int | None:
+    """1-based line where ``quote``'s first line is, nearest to ``near``: an exact copy (spacing
+    ignored) first, else a near-exact one; None when the file has neither."""
+    first = first_code_line(quote)
+    if len("".join(_fragments(first))) < 3:
+        return None
+    hits = [i + 1 for i, line in enumerate(lines) if line_has(line, first)]
+    if not hits:
+        scored = [(_alike(line, first), i + 1) for i, line in enumerate(lines) if line.strip()]
+        hits = [n for ratio, n in scored if ratio >= _FUZZY]
+    return min(hits, key=lambda n: abs(n - near)) if hits else None
+
+
+def quote_end(lines: list[str], quote: str, start: int) -> int:
+    """The last line of the file that a multi-line quote starting at ``start`` still matches."""
+    wanted = [q.strip() for q in quote.splitlines() if q.strip()][1:]
+    end, n = start, start  # 1-based
+    for text in wanted:
+        while n < len(lines) and not lines[n].strip():
+            n += 1
+        if n >= len(lines) or not line_has(lines[n], text):
+            break
+        end = n = n + 1
+    return end
+
+
+def _mentioned(message: str, text: str) -> set[str]:
+    """Names of the file's code that the message mentions (``mid``, ``arr``), not common words."""
+    names = set(_IDENT.findall(text)) - set(keyword.kwlist)
+    said = set(_IDENT.findall(message))
+    return {w for w in said & names if len(w) > 1 and w.lower() not in _WORDS}
+
+
+def anchor_line(lines: list[str], start: int, fix: str | None, message: str) -> tuple[int | None, str]:
+    """A bare line number checked against the finding: the line within ``NEAR`` that the fix
+    corrects (the fix is a changed copy of it), else the one holding a name the message mentions;
+    the given line when neither points elsewhere. ``(None, reason)`` when it cannot stand."""
+    window = range(max(1, start - NEAR), min(len(lines), start + NEAR) + 1)
+    if fix and fix.strip():
+        fixed = first_code_line(fix)
+        scores = {n: _alike(lines[n - 1], fixed) for n in window if lines[n - 1].strip()}
+        if scores:
+            best = max(scores, key=lambda n: (scores[n], -abs(n - start)))
+            if scores[best] >= _FIX_ALIKE and scores[best] - scores.get(start, 0.0) >= 0.15:
+                return best, ""
+            if scores.get(start, 0.0) >= _FIX_ALIKE:
+                return start, ""
+    names = _mentioned(message, "\n".join(lines))
+    if names:
+        holding = [n for n in window if any(re.search(rf"\b{re.escape(w)}\b", lines[n - 1]) for w in names)]
+        if not holding:
+            return None, f"line {start} does not match the finding (it names {', '.join(sorted(names)[:3])})"
+        return min(holding, key=lambda n: abs(n - start)), ""
+    if not lines[start - 1].strip():
+        return None, f"line {start} is blank"
+    return start, ""
+
+
+def indented_like(replacement: str, line: str) -> str:
+    """A fix written without indentation gets the indentation of the line it replaces."""
+    indent = line[: len(line) - len(line.lstrip())]
+    body = replacement.strip("\n")
+    if not indent or body[:1] in (" ", "\t") or not body:
+        return body
+    return "\n".join(indent + part if part.strip() else part for part in body.splitlines())

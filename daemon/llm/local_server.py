@@ -1,0 +1,77 @@
+"""The local model's server process: llama.cpp's own OpenAI-compatible server, embedded by xllamacpp.
+
+Run by :class:`daemon.llm.local.LocalModelServer` as ``python -m daemon.llm.local_server`` with its
+settings as JSON in ``TROUPE_LOCAL_SERVER`` (the environment, not the command line: other users can
+read a command line, not an environment). It serves on loopback with the given API key, and exits
+when told to (SIGTERM) or as soon as the daemon that started it is gone — even one killed with
+SIGKILL: the kernel sends SIGTERM on the parent's death (``PR_SET_PDEATHSIG``) and a watch on the
+parent's pid catches the rest (a parent gone before that was set, a non-Linux system).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import json
+import os
+import signal
+import sys
+import threading
+
+SETTINGS_ENV = "TROUPE_LOCAL_SERVER"
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watch below still ends the process, within a second
+    if os.getppid() != parent:
+        os._exit(0)  # the daemon died before the signal was armed
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            threading.Event().wait(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def serve(settings: dict) -> object:
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = settings["model"]
+    params.model_alias = {settings["alias"]}  # a set of names the server answers to
+    params.hostnames = ["127.0.0.1"]
+    params.port = int(settings["port"])
+    params.api_keys = [settings["key"]]
+    params.n_ctx = int(settings["context"])
+    params.n_parallel = 1  # one call at a time: the CPU is the limit
+    params.cpuparams.n_threads = int(settings["threads"])
+    params.cpuparams_batch.n_threads = int(settings["threads"])
+    params.endpoint_metrics = True
+    server = xllamacpp.Server(params)  # serves on its own threads while this object lives
+    print(f"troupe local server: {settings['alias']} on 127.0.0.1:{params.port}, "
+          f"{settings['threads']} threads, xllamacpp {xllamacpp.__version__}", flush=True)
+    return server
+
+
+def main() -> None:
+    settings = json.loads(os.environ.pop(SETTINGS_ENV))
+    die_with_parent(int(settings["parent"]))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    server = serve(settings)
+    while not stop.wait(3600):
+        pass
+    del server
+    os._exit(0)  # llama.cpp's threads need no orderly shutdown; the OS frees the model
+
+
+if __name__ == "__main__":
+    main()

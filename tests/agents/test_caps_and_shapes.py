@@ -1,0 +1,138 @@
+"""Every model call has a completion-token cap; a reply cut there, a reply that loops, an empty
+reply or a reply of the wrong shape is never taken as a success — it is sent back with the
+precise reason, trimmed, or fails the job clearly."""
+
+from __future__ import annotations
+
+from daemon.agents.job import JobSpec
+from daemon.agents.model import DEFAULT_MAX_TOKENS, Produces
+from daemon.events import EventKind
+from tests.agents.conftest import write_tree
+from tests.agents.test_bad_output import script_change
+from tests.agents.test_change_chain import CODE, REPO, TASK
+from tests.agents.test_review_chain import CALC
+
+REVIEWER = "You are a code reviewer"
+CALC_ONLY = {"calc.py": "def add(a, b):\n    return a + b\n"}
+
+
+async def test_every_phase_call_carries_its_cap(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", REPO)
+    script_change(fake_llm, CODE)
+    outcome = await make_runner().run(JobSpec(chain="change", task=TASK, workspace=repo))
+    assert outcome.status == "succeeded", outcome.error
+    caps = [r.body.get("max_tokens") for r in fake_llm.requests]
+    assert caps == [DEFAULT_MAX_TOKENS[Produces.DECISION], DEFAULT_MAX_TOKENS[Produces.CODE],
+                    DEFAULT_MAX_TOKENS[Produces.DECISION]]  # plan, code, review_comment
+    write_tree(repo, {"calc.py": CALC})
+    fake_llm.reset()
+    fake_llm.add_rule("NONE", system=REVIEWER)
+    await make_runner().run(JobSpec(chain="review", task="review", workspace=repo, files=["calc.py"]))
+    assert [r.body.get("max_tokens") for r in fake_llm.requests] == [512]  # review.toml's own max_tokens
+
+
+async def test_code_cut_at_the_cap_is_not_applied_but_asked_again_shorter(fake_llm, make_runner, recorder, tmp_path):
+    repo = write_tree(tmp_path / "repo", REPO)
+    huge = "pkg_a/greet.py\n```python\n" + "\n".join(f"value_{i} = {i * 7}" for i in range(3000)) + "\n```"
+    script_change(fake_llm, huge, CODE)
+    outcome = await make_runner().run(JobSpec(chain="change", task=TASK, workspace=repo))
+    assert outcome.status == "succeeded", outcome.error
+    correction = fake_llm.requests[2].last_user
+    assert correction.startswith("Your edits were not applied. Your reply was cut off at the limit of 3072 tokens")
+    assert "value_" not in outcome.change.diff
+    cut = [e for e in recorder.of(EventKind.USAGE) if e.data["finish_reason"] == "length"]
+    assert len(cut) == 1 and cut[0].data["max_tokens"] == 3072
+    assert any("hit its cap of 3072 tokens" in e.data["text"] for e in recorder.of(EventKind.LOG))
+
+
+async def test_a_reply_that_loops_is_stopped_and_keeps_what_came_before(fake_llm, make_runner, recorder, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
+    block = "LINE: 5\nBUG: divide() fails when b is 0\nFIX: return a / b if b else 0.0\n\n"
+    fake_llm.add_rule(block * 60, system=REVIEWER)  # 60 copies: 3,600 characters, cut after the first
+    outcome = await make_runner().run(JobSpec(chain="review", task="review", workspace=repo, files=["calc.py"]))
+    assert outcome.status == "succeeded", outcome.error
+    found = [(f.start_line, f.message) for f in outcome.findings if f.source == "reviewer"]
+    assert found == [(5, "divide() fails when b is 0")]
+    usage = recorder.of(EventKind.USAGE)[0].data
+    assert usage["finish_reason"] == "repetition"
+    assert usage["completion_tokens"] < len(block * 60) // 4  # the stream was left before its end
+    assert any("repeated itself" in e.data["text"] for e in recorder.of(EventKind.LOG))
+
+
+async def test_findings_cut_at_the_cap_keep_only_the_complete_ones(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
+    first = "LINE: 5\nBUG: divide() fails when b is 0\nFIX: return a / b if b else 0.0\n\n"
+    rest = "".join(f"LINE: 9\nBUG: average() of an empty list, case {i}, raises ZeroDivisionError\n\n"
+                   for i in range(200))
+    fake_llm.add_rule(first + rest, system=REVIEWER)
+    outcome = await make_runner().run(JobSpec(chain="review", task="review", workspace=repo, files=["calc.py"]))
+    assert outcome.status == "succeeded", outcome.error
+    assert any("its last, unfinished finding was left out" in w for w in outcome.warnings)
+    lines = [f.start_line for f in outcome.findings if f.source == "reviewer"]
+    assert lines[0] == 5 and 1 < len(lines) < 200
+
+
+async def test_a_null_reply_is_asked_again(fake_llm, make_runner, recorder, tmp_path):
+    repo = write_tree(tmp_path / "repo", CALC_ONLY)
+    fake_llm.fail_next("null_content")
+    fake_llm.enqueue("add returns the sum of a and b, a + b (calc.py:2).")
+    outcome = await make_runner().run(JobSpec(chain="ask", task="What does add return?", workspace=repo))
+    assert outcome.status == "succeeded", outcome.error
+    assert outcome.conclusion == "add returns the sum of a and b, a + b (calc.py:2)."
+    assert any("empty reply; asking again (1/2)" in e.data["text"] for e in recorder.of(EventKind.LOG))
+
+
+async def test_a_model_that_only_returns_nothing_fails_the_job_clearly(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", CALC_ONLY)
+    fake_llm.fail_next("null_content", times=3)
+    outcome = await make_runner().run(JobSpec(chain="ask", task="What does add return?", workspace=repo))
+    assert outcome.status == "failed" and outcome.conclusion == ""
+    assert "returned an empty reply (no text) 3 times in a row" in outcome.error
+
+
+async def test_an_answer_that_is_only_a_copied_citation_is_sent_back(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", CALC_ONLY)
+    fake_llm.enqueue("`calc.py:13`", "add returns a + b, the sum of its two arguments (calc.py:2).")
+    outcome = await make_runner().run(JobSpec(chain="ask", task="What does the function add in calc.py return? "
+                                              "Answer in one sentence.", workspace=repo))
+    assert outcome.status == "succeeded" and outcome.warnings == []
+    assert outcome.conclusion.startswith("add returns a + b")
+    correction = fake_llm.requests[1].last_user
+    assert "does not answer the question in words" in correction and "calc.py has 2 lines" in correction
+    assert "for example" not in fake_llm.requests[0].last_user  # no example answer to copy
+
+
+MANUAL_CHAIN = '''name = "manual"
+description = "Write the manual."
+
+[[steps]]
+phase = "manual"
+instructor = "ceo"
+assistant = "cpo"
+produces = "document"
+file = "README.md"
+template = """The code:
+{code}
+
+Write README.md."""
+'''
+README = "```markdown README.md\n# calc\n\nAdds two numbers: `add(1, 2)` is 3.\n```"
+
+
+async def test_a_document_reply_that_is_not_the_document_is_sent_back(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {**CALC_ONLY, ".troupe/chains/manual.toml": MANUAL_CHAIN})
+    fake_llm.enqueue("Understood. I agree with the plan and will write it.", README)
+    outcome = await make_runner().run(JobSpec(chain="manual", task="document calc", workspace=repo))
+    assert outcome.status == "succeeded", outcome.error
+    assert "it is not README.md" in fake_llm.requests[1].last_user
+    assert outcome.change is not None and outcome.change.files == ["README.md"]
+    assert "+# calc" in outcome.change.diff and "Understood" not in outcome.change.diff
+
+
+async def test_a_document_that_never_comes_is_not_written_and_the_job_says_so(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {**CALC_ONLY, ".troupe/chains/manual.toml": MANUAL_CHAIN})
+    fake_llm.default_reply = "Sure, sounds good."
+    outcome = await make_runner().run(JobSpec(chain="manual", task="document calc", workspace=repo))
+    assert outcome.change is None and len(fake_llm.requests) == 3
+    assert outcome.warnings == ["README.md: the cpo's reply was still not the document after 3 tries (Your reply "
+                                "answers the discussion, but it is not README.md); it was not written"]
