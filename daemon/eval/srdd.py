@@ -7,9 +7,11 @@ requirement and one line, "Write it in Python; ``python main.py`` starts the pro
 
 - **team**: a ``build`` job in an empty workspace; its proposed change is written into an empty
   folder, which is scored.
-- **bare**: one ``complete`` call (the requirement, "reply with every file in full" and the
-  project's file-edit format, capped at :data:`BARE_MAX_TOKENS`); the files in its reply are
-  parsed with the engine's own reply parser and scored the same way.
+- **bare**: one ``complete`` call (the requirement, then "reply with every file in full, each in a
+  fenced block with its path on the fence line", capped at :data:`BARE_MAX_TOKENS`); the files in
+  its reply are parsed with the engine's own reply parser and scored the same way. (Not the
+  engine's ``EDIT_FORMAT_HELP``: its example path ``src/app/main.py`` is copied by small models,
+  which then have no ``main.py``.)
 
 Scores per item (0/1 unless said; the table sums them over items):
 
@@ -58,14 +60,19 @@ from daemon.eval.srdd_run import chatdev_executability, executability, team_test
 from daemon.eval.srdd_score import chatdev_completeness, code_files, consistency, mean, unfinished
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row
 from daemon.workspace.change import ProposedDiff, apply_change
-from daemon.workspace.edits import EDIT_FORMAT_HELP, EditApplyError, EditParseError, apply_edits, parse_edits
+from daemon.workspace.edits import EditApplyError, EditParseError, apply_edits, parse_edits
 from daemon.workspace.interpreter import project_python
 from daemon.workspace.scratch import PathOutsideWorkspace, Scratch
 
 BARE_MAX_TOKENS = 4096
 """The bare call's completion cap: a whole small program (the team's code phases get 3,072 each)."""
 TASK = "{description}\n\nWrite it in Python; `python main.py` starts the program."
-BARE = "{task}\n\nReply with every file of the program, each in full.\n\n{edit_format}"
+BARE = """{task}
+
+Reply with every file of the program in full, each in a fenced code block with its path on the opening fence line:
+```python main.py
+<the complete file>
+```"""
 SCORE_NAMES = ("complete_chatdev", "runs_chatdev", "consistency", "complete", "runs", "tests_pass")
 
 
@@ -88,8 +95,7 @@ class BuildSuite:
             run = await ctx.job(SubmitJob(kind="build", workspace=str(workspace), prompt=task))
             change = proposed_of(run.change)
         else:
-            run = await ctx.complete(workspace, BARE.format(task=task, edit_format=EDIT_FORMAT_HELP),
-                                     max_tokens=BARE_MAX_TOKENS)
+            run = await ctx.complete(workspace, BARE.format(task=task), max_tokens=BARE_MAX_TOKENS)
             change, problem = files_of_reply(run.answer)
             if problem:
                 notes["reply"] = problem
