@@ -33,6 +33,8 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument("--out", metavar="FILE", help="write the full results (every item, model, commit) as JSON")
     p.add_argument("--job-timeout", type=float, default=900.0, metavar="S",
                    help="seconds to wait for one job before cancelling it and recording the item as failed")
+    p.add_argument("--keep", action="store_true", help="keep the workspaces and their jobs in the daemon "
+                   "(`troupe jobs --open ID` shows one); by default they are removed at the end")
     p.add_argument("--json", action="store_true", help="print the results JSON instead of the table")
 
 
@@ -105,7 +107,9 @@ async def _run(suite: Any, args: argparse.Namespace, report: Any) -> None:
 
     async with DaemonClient() as client:
         await client.health()  # starts the daemon when it is not running (and says so when it cannot)
-        ctx = DaemonContext(client, model=args.model, job_timeout=args.job_timeout)
+        ctx = DaemonContext(client, model=args.model, job_timeout=args.job_timeout, keep=args.keep)
+        if args.keep:
+            print(f"workspaces kept in {ctx.scratch}", file=sys.stderr)
         try:
             await run_suite(suite, ctx, rows=tuple(report.rows), limit=args.limit, on_result=on_result)
         finally:

@@ -76,7 +76,9 @@ class EvalReport:
         text = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(line, widths,
                                                                                                   strict=True)))
                 for line in lines]
-        title = f"troupe eval {self.suite} — {self.model} @ {self.commit[:12]}, {len(self.items)} items"
+        commit = self.commit[:12] + ("+dirty" if self.commit.endswith("+dirty") else "")
+        done = "" if not self.interrupted else f" (interrupted: {len(self.results)} results)"
+        title = f"troupe eval {self.suite} — {self.model} @ {commit}, {len(self.items)} items{done}"
         return "\n".join([title, *text])
 
 

@@ -26,8 +26,9 @@ _BUDGET_SPENT = re.compile(r"budget spent", re.IGNORECASE)
 
 class DaemonContext:
     def __init__(self, client: DaemonClient, *, model: str | None = None, job_timeout: float = JOB_TIMEOUT,
-                 poll: float = 0.25) -> None:
+                 poll: float = 0.25, keep: bool = False) -> None:
         self.client = client
+        self.keep = keep  # leave the workspaces, their jobs and findings for a look afterwards
         self.model = model
         self.job_timeout = job_timeout
         self.poll = poll
@@ -101,7 +102,15 @@ class DaemonContext:
             return False
         return any(e.kind == "usage" and e.data.get("finish_reason") == "length" for e in events)
 
+    @property
+    def scratch(self) -> Path:
+        """The folder holding every item's workspace."""
+        return self._scratch
+
     async def close(self) -> None:
+        """Unregister the workspaces (dropping their jobs and findings) and delete them, unless ``keep``."""
+        if self.keep:
+            return
         for workspace_id in self._workspaces:
             try:
                 await self.client.unregister_workspace(workspace_id, forget=True)
