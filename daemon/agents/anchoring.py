@@ -12,8 +12,10 @@ is rejected by the caller, with the reason.
 from __future__ import annotations
 
 import difflib
+import io
 import keyword
 import re
+import tokenize
 
 _LINE_PREFIX = re.compile(r"^\s*(?:lines?|ln|l)\s*\.?\s*(\d+)(?:\s*[-–]\s*\d+)?\s*[:.,)|-]?\s*", re.IGNORECASE)
 _NUMBER_PREFIX = re.compile(r"^\s*(\d+)\s*(?:[:|]\s?|$)")  # "8: code", "8| code", "8"
@@ -102,20 +104,47 @@ def quote_end(lines: list[str], quote: str, start: int) -> int:
     return end
 
 
-def _mentioned(message: str, text: str) -> set[str]:
+def code_names(lines: list[str]) -> tuple[dict[int, set[str]], set[int]]:
+    """The names of code (not strings or comments) on each 1-based line, and the lines holding any
+    code at all: Python's tokenizer when the file is Python, else identifiers of non-comment lines."""
+    names: dict[int, set[str]] = {}
+    code: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            if token.type in (tokenize.NAME, tokenize.OP, tokenize.NUMBER):
+                code.update(range(token.start[0], token.end[0] + 1))
+            if token.type == tokenize.NAME and not keyword.iskeyword(token.string):
+                names.setdefault(token.start[0], set()).add(token.string)
+        return names, code
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        names.clear()
+    for n, line in enumerate(lines, 1):
+        if line.strip() and not line.lstrip().startswith(("#", "//", "*", "/*")):
+            names[n] = set(_IDENT.findall(line)) - set(keyword.kwlist)
+            code.add(n)
+    return names, code
+
+
+def _mentioned(message: str, names: dict[int, set[str]]) -> set[str]:
     """Names of the file's code that the message mentions (``mid``, ``arr``), not common words."""
-    names = set(_IDENT.findall(text)) - set(keyword.kwlist)
-    said = set(_IDENT.findall(message))
-    return {w for w in said & names if len(w) > 1 and w.lower() not in _WORDS}
+    known = set().union(*names.values()) if names else set()
+    return {w for w in set(_IDENT.findall(message)) & known if len(w) > 1 and w.lower() not in _WORDS}
+
+
+def _is_code(fix: str) -> bool:
+    """A fix that reads like a line of code, not a sentence about one."""
+    words = fix.split()
+    return bool(words) and (bool(re.search(r"[=()\[\]{}:+*/<>%-]", fix)) or len(words) <= 3)
 
 
 def anchor_line(lines: list[str], start: int, fix: str | None, message: str) -> tuple[int | None, str]:
     """A bare line number checked against the finding: the line within ``NEAR`` that the fix
-    corrects (the fix is a changed copy of it), else the one holding a name the message mentions;
-    the given line when neither points elsewhere. ``(None, reason)`` when it cannot stand."""
+    corrects (the fix is a changed copy of it), else the one whose code uses a name the message
+    mentions; the given line when neither points elsewhere. ``(None, reason)`` when it cannot stand:
+    a blank line, or no line near it with the code the finding is about."""
     window = range(max(1, start - NEAR), min(len(lines), start + NEAR) + 1)
-    if fix and fix.strip():
-        fixed = first_code_line(fix)
+    fixed = first_code_line(fix or "")
+    if fixed and _is_code(fixed):
         scores = {n: _alike(lines[n - 1], fixed) for n in window if lines[n - 1].strip()}
         if scores:
             best = max(scores, key=lambda n: (scores[n], -abs(n - start)))
@@ -123,14 +152,17 @@ def anchor_line(lines: list[str], start: int, fix: str | None, message: str) -> 
                 return best, ""
             if scores.get(start, 0.0) >= _FIX_ALIKE:
                 return start, ""
-    names = _mentioned(message, "\n".join(lines))
-    if names:
-        holding = [n for n in window if any(re.search(rf"\b{re.escape(w)}\b", lines[n - 1]) for w in names)]
+    names, code = code_names(lines)
+    said = _mentioned(message + " " + (fixed if not _is_code(fixed) else ""), names)
+    if said:
+        holding = [n for n in window if names.get(n, set()) & said]
         if not holding:
-            return None, f"line {start} does not match the finding (it names {', '.join(sorted(names)[:3])})"
+            return None, f"line {start} does not match the finding (it names {', '.join(sorted(said)[:3])})"
         return min(holding, key=lambda n: abs(n - start)), ""
     if not lines[start - 1].strip():
         return None, f"line {start} is blank"
+    if start not in code:
+        return None, f"line {start} holds no code (a docstring or a comment)"
     return start, ""
 
 

@@ -14,15 +14,21 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
     assistant = "programmer"
     produces = "answer"
     template = "Question: {task}\\n\\n{context}\\n\\nAnswer, citing files as path:line."
-    max_tokens = 512            # the cap of each model call (default: by what the phase produces)
+    max_tokens = 512            # the cap of each model call (default: model.DEFAULT_MAX_TOKENS by produces)
 
     [[steps]]
-    loop = "review"
-    until = "finished"          # or tests_pass, no_placeholders
+    loop = "test"
+    until = "tests_pass"        # or finished, no_placeholders
     max_cycles = 3
+    without_tests = "skip"      # nothing to run: skip the loop (default), or "run" it (build: write tests)
     [[steps.phases]]
-    phase = "review_comment"
+    phase = "test_fix"
+    produces = "code"
+    new_files = false           # its edits may change existing files only (default: true)
     ...
+
+A phase's reply is checked for the shape it ``produces`` and sent back with the reason up to
+``max_retries`` times (``daemon.agents.produce``).
 
 A chain may also say how it scales (``teams = 4``, ``topology = "small-world"``, ``agents = 32``,
 ``orchestrator = "learned"``, ...): those keys are checked by ``daemon.teams.config``.

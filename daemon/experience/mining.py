@@ -74,7 +74,7 @@ async def write_instruction(gateway: Any, task: str, shortcut: Shortcut) -> str:
               "programmer straight from the code before to the code after.")
     completion = await gateway.complete([{"role": "system", "content": _INSTRUCTION_SYSTEM},
                                          {"role": "user", "content": scrub(prompt)}],
-                                        role="experience", budget=Budget(tokens=8000))
+                                        role="experience", budget=Budget(tokens=8000), max_tokens=256)
     return clip(completion.text, 1000)
 
 

@@ -51,7 +51,8 @@ class NetworkDelegate:
         async def complete(messages: list[dict[str, str]], role: str, temperature: float | None) -> str:
             began = time.monotonic()
             completion = await self.gateway.complete(messages, role=role, model=models.get(role),
-                                                     temperature=temperature, budget=work.budget, job_id=work.job_id)
+                                                     temperature=temperature, budget=work.budget, job_id=work.job_id,
+                                                     max_tokens=work.phase.token_cap)
             work.account(completion, time.monotonic() - began)
             return completion.text
 

@@ -87,3 +87,15 @@ def test_one_line_blocks_and_blocks_without_a_bug_line_parse():
     assert [(f.start_line, f.message, f.replacement, f.severity) for f in kept] == [
         (12, "should be: hi = mid - 1", "            hi = mid - 1", "major"),
         (5, "the bound should be lo < hi", None, "major")]
+
+
+def test_a_numbered_list_of_prose_on_the_docstring_is_not_a_finding():
+    text = '"""A small inventory of items."""\n\n\ndef load(lines):\n    inventory = {}\n    return inventory\n'
+    reply = ("LINE: 1\nBUG: The `load` function should return an inventory.\n"
+             "FIX: The `load` function should return an inventory from lines.\n")  # the bundled 0.5B model, verbatim
+    kept, rejected = validate_findings(parse_findings(reply), {"inv.py": text}.get, {"inv.py"})
+    assert kept == [] and [r.reason for r in rejected] == [
+        "line 1 does not match the finding (it names inventory, lines, load) in inv.py"]
+    kept, _ = validate_findings(parse_findings("LINE: 1\nBUG: inventory is never filled\n"),
+                                {"inv.py": text}.get, {"inv.py"})
+    assert [f.start_line for f in kept] == []  # line 1 is prose; lines 4-6 are too far to move to
