@@ -9,9 +9,9 @@ requirement and one line, "Write it in Python; ``python main.py`` starts the pro
   folder, which is scored.
 - **bare**: one ``complete`` call (the requirement, then "reply with every file in full, each in a
   fenced block with its path on the fence line", capped at :data:`BARE_MAX_TOKENS`); the files in
-  its reply are parsed with the engine's own reply parser and scored the same way. (Not the
-  engine's ``EDIT_FORMAT_HELP``: its example path ``src/app/main.py`` is copied by small models,
-  which then have no ``main.py``.)
+  its reply are parsed with the engine's own reply parser (one unnamed block: ``main.py``) and
+  scored the same way. (Not the engine's ``EDIT_FORMAT_HELP``: its example path
+  ``src/app/main.py`` is copied by small models, which then have no ``main.py``.)
 
 Scores per item (0/1 unless said; the table sums them over items):
 
@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.api.protocol import ChangeInfo, SubmitJob
-from daemon.eval.srdd_data import Task, load_sample
+from daemon.eval.srdd_data import load_sample
 from daemon.eval.srdd_run import chatdev_executability, executability, team_tests, virtual_display
 from daemon.eval.srdd_score import chatdev_completeness, code_files, consistency, mean, unfinished
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row
@@ -110,11 +110,12 @@ def proposed_of(change: ChangeInfo | None) -> ProposedDiff:
 
 
 def files_of_reply(reply: str) -> tuple[ProposedDiff, str]:
-    """The files a bare reply writes, parsed and applied as the engine does in an empty workspace;
-    (an empty change, why) when the reply holds no usable file."""
+    """The files a bare reply writes, parsed and applied as the engine does in an empty workspace (a
+    single code block without a path is the ``main.py`` the prompt asked for); (an empty change, why)
+    when the reply holds no usable file."""
     with Scratch.empty() as scratch:
         try:
-            apply_edits(scratch, parse_edits(reply))
+            apply_edits(scratch, parse_edits(reply, default_path="main.py"))
         except (EditParseError, EditApplyError, PathOutsideWorkspace) as exc:
             return ProposedDiff(diff=""), str(exc).splitlines()[0][:300]
         return scratch.proposed_change(), ""
@@ -168,4 +169,4 @@ def quality(results: list[ItemResult]) -> dict[str, float]:
             "quality": round(avg("complete") * avg("runs") * avg("consistency"), 4)}
 
 
-__all__ = ["BuildSuite", "Task", "files_of_reply", "proposed_of", "quality", "score_item", "score_project"]
+__all__ = ["BuildSuite", "files_of_reply", "proposed_of", "quality", "score_item", "score_project"]

@@ -71,10 +71,12 @@ def test_without_data_the_suite_says_where_to_get_srdd(monkeypatch, tmp_path):
 def test_a_bare_reply_gives_the_files_the_engine_would_write():
     reply = "Here it is.\n\n```python main.py\nprint(1)\n```\n\n```python util/x.py\nX = 1\n```"
     change, problem = files_of_reply(reply)
+    unnamed, _ = files_of_reply("```python\nprint('one block, no path')\n```\nRun it with python.")
     nothing, why = files_of_reply("I would write a program that rolls dice.")
 
     assert problem == "" and change.files == ["main.py", "util/x.py"]
     assert change.edits[0].after == "print(1)\n"
+    assert unnamed.files == ["main.py"]
     assert nothing.empty and why
 
 
