@@ -28,7 +28,7 @@ async def test_every_phase_call_carries_its_cap(fake_llm, make_runner, tmp_path)
     fake_llm.reset()
     fake_llm.add_rule("NONE", system=REVIEWER)
     await make_runner().run(JobSpec(chain="review", task="review", workspace=repo, files=["calc.py"]))
-    assert [r.body.get("max_tokens") for r in fake_llm.requests] == [512]  # review.toml's own max_tokens
+    assert [r.body.get("max_tokens") for r in fake_llm.requests] == [320]  # review.toml's own max_tokens
 
 
 async def test_code_cut_at_the_cap_is_not_applied_but_asked_again_shorter(fake_llm, make_runner, recorder, tmp_path):

@@ -155,7 +155,7 @@ def test_every_phase_has_a_token_cap_by_what_it_produces_unless_the_file_sets_on
     chains = load_chains()
     caps = {p.name: p.max_tokens for p in chains.get("change").phases()}
     assert caps == {"plan": 512, "code": 3072, "review_comment": 512, "review_modify": 3072, "test_fix": 3072}
-    assert chains.get("review").phases()[0].max_tokens == 512  # set in review.toml
+    assert chains.get("review").phases()[0].max_tokens == 320  # set in review.toml
     test_loop = next(s for s in chains.get("change").steps if isinstance(s, Loop) and s.until is Until.TESTS_PASS)
     assert test_loop.without_tests == "skip" and not test_loop.phases[0].new_files
     with pytest.raises(ChainError, match=r"chain.toml:8: max_tokens must be at least 16, got 4"):
