@@ -49,6 +49,8 @@ _BLOCK_LINE = re.compile(r"^\s*[-*]?\s*\**(bug|problem|issue|severity|code|quote
                          re.IGNORECASE)
 _INLINE_KEY = re.compile(r"[,;]?\s+(?=(?:BUG|FIX|CODE|SEVERITY|LINE)\s*:)")  # "LINE: 8, FIX: ..." on one line
 _LINE_VALUE = re.compile(r"^\W*(\d+)(?:\s*[-–]\s*(\d+))?\W*(.*)$", re.DOTALL)  # "8", "8-9", "8: what is wrong"
+_NO_BUG = re.compile(r"^\W*(no (bugs?|issues?|problems?|errors?)( found)?|none|nothing( is)? wrong|n/a)\W*$",
+                     re.IGNORECASE)  # "LINE: 1 no bug": a small model's way of saying NONE
 _NUMBERED = re.compile(r"^\s*\d+\s*\|\s?")  # "  12| code" as shown to the reviewer
 
 
@@ -227,6 +229,9 @@ def validate_findings(raw: list[dict[str, Any]], read: Callable[[str], str | Non
             message = f"should be: {clean_code(item['replacement'])[0]}"  # a block with a line and a fix only
         if not message:
             rejected.append(Rejected(item, "no message"))
+            continue
+        if _NO_BUG.match(message):
+            rejected.append(Rejected(item, f"it says there is nothing wrong ({message[:40]!r})"))
             continue
         if allowed_files is not None and path not in allowed_files:
             rejected.append(Rejected(item, f"file {path!r} was not under review"))

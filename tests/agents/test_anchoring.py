@@ -99,3 +99,8 @@ def test_a_numbered_list_of_prose_on_the_docstring_is_not_a_finding():
     kept, _ = validate_findings(parse_findings("LINE: 1\nBUG: inventory is never filled\n"),
                                 {"inv.py": text}.get, {"inv.py"})
     assert [f.start_line for f in kept] == []  # line 1 is prose; lines 4-6 are too far to move to
+
+
+def test_a_block_that_says_there_is_no_bug_is_not_a_finding():
+    placed, reasons = place("LINE: 1 no bug>")  # the bundled 0.5B model, verbatim
+    assert placed == [] and reasons == ["it says there is nothing wrong ('no bug>')"]
