@@ -12,6 +12,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.workspace import ServerTextPosition, ServerTextRange, TextDocument
 
+from daemon.lint import is_lint_rule
 from lsp.tracking import Placed
 
 SOURCE = "troupe"
@@ -54,7 +55,7 @@ def to_diagnostic(doc: TextDocument, item: Placed) -> types.Diagnostic:
     who = "Troupe (AI reviewer)" if finding.rule is None else f"Troupe ({finding.rule})"
     return types.Diagnostic(
         range=finding_range(doc, item),
-        message=finding.message.removeprefix(f"{finding.rule} ") if finding.rule else finding.message,
+        message=finding.message.removeprefix(f"{finding.rule} ") if is_lint_rule(finding.rule) else finding.message,
         severity=SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
         source=SOURCE,
         code=finding.rule or MODEL_CODE,  # stable: the rule, or the reviewer's category (ids change)

@@ -54,7 +54,8 @@ def to_diagnostic(doc: TextDocument, item: Linted) -> types.Diagnostic:
     rng = _range(doc, (item.start, lint.start_col - 1), (end_line, 1 << 30 if empty else lint.end_col - 1))
     return types.Diagnostic(range=rng, message=lint.message, severity=SEVERITY.get(lint.severity),
                             source=SOURCE, code=lint.rule,
-                            data={"rule": lint.rule, "by": f"ruff ({lint.rule})", "hasFix": lint.fix is not None})
+                            data={"rule": lint.rule, "by": f"ruff ({lint.rule})", "hasFix": lint.fix is not None,
+                                  "severity": lint.severity})
 
 
 def _fix_edits(doc: TextDocument, fix: LintFix) -> list[types.TextEdit]:

@@ -31,6 +31,7 @@ from daemon.api.protocol import (
     WorkspaceSettings,
 )
 from daemon.client import DaemonClient, DaemonError
+from daemon.lint import is_lint_rule
 from lsp.diagnostics import to_diagnostic
 from lsp.documents import OpenDocument, containing_root
 from lsp.edits import ChangeNotApplicable, workspace_edit
@@ -98,7 +99,7 @@ class TroupeServer(LanguageServer):
         static lane has answered, it shows lint (the store's lint findings read older text)."""
         minimum = self.settings.get("minimumSeverity", "info")
         return sorted((p for p in doc.placed.values() if shown(p.finding.severity, minimum)
-                       and not (doc.linted and p.finding.rule is not None)),
+                       and not (doc.linted and is_lint_rule(p.finding.rule))),
                       key=lambda p: (p.start, p.finding.id))
 
     def visible_lint(self, doc: OpenDocument) -> list[Linted]:

@@ -41,17 +41,19 @@ async def editing(engine_daemon: DaemonProcess, open_editor: Any, name: str,
     return editor, calc
 
 
-def hung(llm: FakeLLM, text: str) -> list[Any]:
-    return [r for r in llm.prompts_containing(text) if r.fault == "hang"]
+def hung(llm: FakeLLM, text: str, since: int) -> list[Any]:
+    """The requests after the first ``since`` whose prompt holds ``text`` and that got the hang fault."""
+    return [r for r in llm.requests[since:] if r.fault == "hang" and text in r.prompt]
 
 
 async def test_a_newer_save_cancels_the_running_review_and_stops_its_model_call(
         engine_daemon: DaemonProcess, llm: FakeLLM, open_editor: Any) -> None:
     editor, calc = await editing(engine_daemon, open_editor, "supersede")
+    since = len(llm.requests)
     llm.fail_next("hang", seconds=30)  # the first save's model call would take 30 s
     llm.add_rule(NEWER_REVIEW, user="return a * b", times=1)
     editor.save(calc, PLANTED + "\n")
-    (old_call,) = await until(lambda: hung(llm, "return a - b"), what="the first review's model call")
+    (old_call,) = await until(lambda: hung(llm, "return a - b", since), what="the first review's model call")
     editor.save(calc, FIXED)
     await until(lambda: editor.troupe_diagnostics(calc, WRONG_OP), what="the newer review's finding")
     assert not editor.troupe_diagnostics(calc, BUG_MESSAGE)
@@ -66,10 +68,11 @@ async def test_a_newer_save_cancels_the_running_review_and_stops_its_model_call(
 async def test_an_older_review_finishing_late_never_replaces_the_newer_findings(
         engine_daemon: DaemonProcess, llm: FakeLLM, open_editor: Any) -> None:
     editor, calc = await editing(engine_daemon, open_editor, "inversion")
+    since = len(llm.requests)
     llm.fail_next("hang", seconds=3)  # the review the user asked for, of the old text, is slow
     llm.add_rule(NEWER_REVIEW, user="return a * b", times=1)
     manual = await editor.command("troupe.review", {"file": uri_of(calc)})
-    await until(lambda: hung(llm, "return a - b"), what="the older review's model call")
+    await until(lambda: hung(llm, "return a - b", since), what="the older review's model call")
     editor.save(calc, FIXED)  # a save review of the new text, quick
     await until(lambda: editor.troupe_diagnostics(calc, WRONG_OP), what="the newer review's finding")
     async with engine_daemon.client() as client:
@@ -87,13 +90,14 @@ async def test_an_ask_runs_at_once_while_five_reviews_are_in_flight(
         engine_daemon: DaemonProcess, llm: FakeLLM, open_editor: Any) -> None:
     files = {f"mod{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(5)}
     editor, calc = await editing(engine_daemon, open_editor, "reserved", files)
+    since = len(llm.requests)
     llm.fail_next("hang", seconds=30, times=2)  # the two reviews that run hang; three more queue
     async with engine_daemon.client() as client:
         reviews = [await client.submit(SubmitJob(kind="review", workspace=str(calc.parent), files=[name],
                                                  priority="background", options={"trigger": "save"}))
                    for name in files]
         try:
-            await until(lambda: len([r for r in llm.requests if r.fault == "hang"]) == 2, what="two hung reviews")
+            await until(lambda: len(hung(llm, "", since)) == 2, what="two hung reviews")
             began = time.monotonic()
             job_id = (await editor.command("troupe.ask", {"prompt": "what does add do?",
                                                           "file": uri_of(calc)}))["jobId"]
