@@ -113,8 +113,16 @@ async def _run(suite: Any, args: argparse.Namespace, report: Any) -> None:
         try:
             await run_suite(suite, ctx, rows=tuple(report.rows), limit=args.limit, on_result=on_result)
         finally:
-            report.model = args.model or ", ".join(sorted(ctx.models_seen))
+            report.model = _model_used(args.model, sorted(ctx.models_seen))
             await ctx.close()
+
+
+def _model_used(asked: str | None, answered: list[str]) -> str:
+    """What the bare row's replies say answered (the truth), else what was asked for."""
+    if asked and answered and answered != [asked]:
+        print(f"troupe: asked for {asked}, but {', '.join(answered)} answered (TROUPE_MODEL in the daemon's "
+              "environment wins over --model)", file=sys.stderr)
+    return ", ".join(answered) or asked or ""
 
 
 def _configured_model() -> str:
