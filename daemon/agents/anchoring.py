@@ -3,7 +3,7 @@
 Models cite code loosely: ``line 8: `if x == arr[mid] and ...` ``, a re-indented or respaced copy,
 the first half of a line, a line number that is one off, or a number alone. :func:`clean_code`
 takes such a citation apart (the number, the code); :func:`find_code` finds the code in the file
-(spacing ignored, a trailing ``...`` meaning "and so on", a near-exact copy accepted);
+(spacing ignored, a trailing ``...`` meaning "and so on", never a merely similar line);
 :func:`anchor_line` checks a bare line number against the fix and the message and moves it to
 the neighbouring line they point at. Whatever cannot be placed on a line that exists and matches
 is rejected by the caller, with the reason.
@@ -23,7 +23,6 @@ _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…)\s*")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPACE = re.compile(r"\s+")
 NEAR = 2  # how far a bare line number may be moved to the line its fix or message points at
-_FUZZY = 0.85  # how alike (difflib ratio, spacing ignored) a quote must be to a line to count as a copy
 _FIX_ALIKE = 0.5  # how alike a fix must be to the line it corrects
 _WORDS = {"the", "is", "in", "of", "to", "a", "an", "and", "not", "but", "this", "that", "it", "be", "are", "was",
           "which", "module", "function", "variable", "code", "line", "should", "when", "if", "for", "return",
@@ -79,15 +78,13 @@ def first_code_line(quote: str) -> str:
 
 
 def find_code(lines: list[str], quote: str, near: int) -> int | None:
-    """1-based line where ``quote``'s first line is, nearest to ``near``: an exact copy (spacing
-    ignored) first, else a near-exact one; None when the file has neither."""
+    """1-based line where ``quote``'s first line is, nearest to ``near`` (spacing ignored, ``...``
+    standing for the rest); None when the file has no such line. Never a merely similar line: a
+    bug is often one character (``a - b`` quoted from a file that now says ``a + b``)."""
     first = first_code_line(quote)
     if len("".join(_fragments(first))) < 3:
         return None
     hits = [i + 1 for i, line in enumerate(lines) if line_has(line, first)]
-    if not hits:
-        scored = [(_alike(line, first), i + 1) for i, line in enumerate(lines) if line.strip()]
-        hits = [n for ratio, n in scored if ratio >= _FUZZY]
     return min(hits, key=lambda n: abs(n - near)) if hits else None
 
 

@@ -104,3 +104,8 @@ def test_a_numbered_list_of_prose_on_the_docstring_is_not_a_finding():
 def test_a_block_that_says_there_is_no_bug_is_not_a_finding():
     placed, reasons = place("LINE: 1 no bug>")  # the bundled 0.5B model, verbatim
     assert placed == [] and reasons == ["it says there is nothing wrong ('no bug>')"]
+
+
+def test_a_quote_of_code_that_changed_by_one_character_is_not_placed():
+    placed, reasons = place("BUG: hi never shrinks\nCODE: hi = mid + 1\n")  # the file says lo = mid + 1 / hi = mid
+    assert placed == [] and reasons == [f"the quoted code 'hi = mid + 1' is not in {FILE}"]
