@@ -4,7 +4,9 @@ The watcher reports files; this decides. A file whose content was already review
 nothing; a file already waiting in a queued review is not queued twice; files are grouped at
 most ``files_per_job`` to a job, and at most ``jobs_per_minute`` save-triggered jobs start per
 workspace, so a ``git checkout`` of 500 files starts a handful of background reviews and says
-what it skipped (``troupe review`` reviews them on demand).
+what it skipped (``troupe review`` reviews them on demand). A save of a file whose review is
+already running starts a new one, and the job queue cancels the older (newest wins:
+:mod:`daemon.jobs.newest`).
 """
 
 from __future__ import annotations
