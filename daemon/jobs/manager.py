@@ -126,10 +126,10 @@ class JobManager:
 
     async def cancel(self, job_id: str, *, reason: str = "cancelled by the user") -> Any:
         job = await self.require(job_id)
-        self._cancel_reasons[job_id] = reason
         if job.state.is_terminal:
             raise ProtocolError(f"job {job_id} already {job.state.value}; nothing to cancel", status=409,
                                 code="conflict")
+        self._cancel_reasons[job_id] = reason
         task = self._tasks.get(job_id)
         if task is not None:
             task.cancel()
