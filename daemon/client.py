@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import time
 from collections.abc import AsyncIterator
@@ -59,6 +60,7 @@ from daemon.api.protocol_experience import (
     ImportResult,
 )
 
+log = logging.getLogger("troupe.client")
 M = TypeVar("M", bound=Message)
 
 
@@ -336,8 +338,8 @@ class DaemonClient:
     @staticmethod
     async def _read_sse(resp: aiohttp.ClientResponse) -> AsyncIterator[tuple[str, StreamEvent]]:
         event_id, data = "", []
-        async for raw in resp.content:
-            line = raw.decode("utf-8").rstrip("\r\n")
+        async for raw in sse_lines(resp.content):
+            line = raw.decode("utf-8", errors="replace").rstrip("\r")
             if not line:
                 if data:
                     yield event_id, StreamEvent.from_json(json.loads("\n".join(data)))
@@ -346,6 +348,33 @@ class DaemonClient:
                 event_id = line[3:].strip()
             elif line.startswith("data:"):
                 data.append(line[5:].lstrip())
+
+
+MAX_SSE_LINE = 64 << 20
+"""The longest stream line read (the daemon clips events far below this); a longer one is skipped
+whole, with a warning, and the stream goes on (aiohttp's own line reader stops at 128 KiB-512 KiB)."""
+
+
+async def sse_lines(content: aiohttp.StreamReader, limit: int = MAX_SSE_LINE) -> AsyncIterator[bytes]:
+    """The lines of a stream, without their ``\\n``, however long, up to ``limit`` bytes each."""
+    parts: list[bytes] = []
+    size, skipping = 0, False
+    async for chunk in content.iter_any():
+        while chunk:
+            end = chunk.find(b"\n")
+            piece, chunk = (chunk, b"") if end < 0 else (chunk[:end], chunk[end + 1:])
+            if not skipping:
+                parts.append(piece)
+                size += len(piece)
+                if size > limit:
+                    log.warning("skipped an event stream line over %d bytes", limit)
+                    parts, skipping = [], True
+            if end >= 0:
+                if not skipping:
+                    yield b"".join(parts)
+                parts, size, skipping = [], 0, False
+    if parts and not skipping:
+        yield b"".join(parts)
 
 
 class SyncClient:

@@ -18,6 +18,7 @@ from daemon.agents.loader import placeholders
 from daemon.agents.model import Chain
 from daemon.agents.placeholders import find_unfinished
 from daemon.workspace.edits import EDIT_FORMAT_HELP
+from daemon.workspace.files import read_for_prompt
 from daemon.workspace.paths import PathOutsideWorkspace, confine
 from daemon.workspace.repomap import build_context
 from daemon.workspace.scratch import NotEditable, Scratch
@@ -75,7 +76,7 @@ class Workbench:
                 return self.scratch.read(path)
             if self.root is None:
                 return None
-            return confine(self.root, path).read_text(encoding="utf-8")
+            return read_for_prompt(confine(self.root, path))
         except (OSError, UnicodeDecodeError, PathOutsideWorkspace, NotEditable):
             return None
 

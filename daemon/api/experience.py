@@ -19,7 +19,7 @@ from daemon.api.protocol_experience import (
     ExperienceUpdate,
     ImportResult,
 )
-from daemon.api.routes import answer, daemon, int_query, read_body, workspace_for
+from daemon.api.routes import answer, daemon, id_param, int_query, read_body, workspace_for
 from daemon.api.state import DaemonState
 from daemon.experience.text import scrub
 from storage import POOLS
@@ -42,7 +42,7 @@ def _pool(request: web.Request) -> str | None:
 
 
 def _id(request: web.Request) -> int:
-    return int(request.match_info["experience_id"])
+    return id_param(request, "experience_id", "experience")
 
 
 @routes.get(f"{PREFIX}/experience/search")
@@ -115,7 +115,7 @@ def _scrubbed(row: Any) -> Any:
     return row
 
 
-@routes.get(PREFIX + r"/experience/{experience_id:\d+}")
+@routes.get(PREFIX + r"/experience/{experience_id:[0-9]+}")
 async def show(request: web.Request) -> web.Response:
     d = daemon(request)
     experience = await d.store.get_experience(_id(request))
@@ -125,14 +125,14 @@ async def show(request: web.Request) -> web.Response:
     return answer(await experience_info(d, experience))
 
 
-@routes.post(PREFIX + r"/experience/{experience_id:\d+}")
+@routes.post(PREFIX + r"/experience/{experience_id:[0-9]+}")
 async def update(request: web.Request) -> web.Response:
     d = daemon(request)
     body = await read_body(request, ExperienceUpdate)
     return answer(await experience_info(d, await d.store.update_experience(_id(request), pinned=body.pinned)))
 
 
-@routes.delete(PREFIX + r"/experience/{experience_id:\d+}")
+@routes.delete(PREFIX + r"/experience/{experience_id:[0-9]+}")
 async def delete(request: web.Request) -> web.Response:
     d = daemon(request)
     return answer(await experience_info(d, await d.store.delete_experience(_id(request))))

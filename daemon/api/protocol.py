@@ -282,6 +282,8 @@ class JobInfo(Message):
     usage: Usage = field(default_factory=Usage)
     question: Question | None = None
     last_seq: int = 0
+    title: str = ""  # what the job is about, for a person ("review on save: app.py"): views.job_title
+    tests_failed: str | None = None  # its own test run failed ("Tests FAILED: 1 failed …"): result.test_report
 
 
 @dataclass
@@ -323,6 +325,7 @@ class ChangeInfo(Message):
     edits: Any = None
     base_hashes: dict[str, str] = field(default_factory=dict)
     workspace: str | None = None
+    tests_failed: str | None = None  # the change's own tests failed: offer it with that warning, not a plain Apply
 
 
 @dataclass

@@ -31,10 +31,12 @@ from daemon.api.protocol import (
     T,
     WorkspaceList,
 )
-from daemon.api.state import DAEMON, DaemonState
+from daemon.api.schema import TOO_DEEP, plain_json
+from daemon.api.state import DAEMON, MAX_BODY, DaemonState
 from daemon.events import Event, EventKind
 from daemon.experience.learnings import record_learning
 
+MAX_ID = 2**63 - 1  # SQLite's INTEGER
 APPLIED_BONUS = 0.3  # added to the reward of a job's agent experiences when the user applies its change
 
 routes = web.RouteTableDef()
@@ -44,13 +46,43 @@ def answer(message: Message, status: int = 200) -> web.Response:
     return web.json_response(message.to_json(), status=status)
 
 
+BODY_TIMEOUT = web.AppKey("troupe_body_timeout", float)
+
+
 async def read_body(request: web.Request, cls: type[T]) -> T:
-    raw = await request.read()  # over client_max_size: HTTPRequestEntityTooLarge -> 413
+    """The request's JSON body as ``cls``: a 413 for a body over the limit (told or sent), a 408 when
+    it does not arrive in time (a Content-Length that lies), a 400 for anything that is not plain JSON
+    text (see :func:`daemon.api.schema.plain_json`)."""
+    limit = request.app[MAX_BODY]
+    if request.content_length is not None and request.content_length > limit:
+        raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=request.content_length)
+    timeout = request.app[BODY_TIMEOUT]
+    try:
+        async with asyncio.timeout(timeout):
+            raw = await request.read()  # over client_max_size: HTTPRequestEntityTooLarge -> 413
+    except TimeoutError:
+        raise ProtocolError(f"the request body did not arrive within {timeout:g} s (its Content-Length says "
+                            f"{request.content_length} bytes); send the whole body", status=408,
+                            code="request_timeout") from None
     try:
         data = json.loads(raw) if raw.strip() else {}
+    except RecursionError:
+        raise ProtocolError(TOO_DEEP) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"the request body is not valid JSON ({exc}); send a JSON object") from None
+    plain_json(data)
     return cls.from_json(data)
+
+
+def id_param(request: web.Request, name: str, what: str) -> int:
+    """A numeric id from the path: a 400 when it is not a plain decimal number, a 404 when it is one
+    no row can have (over SQLite's 64-bit range)."""
+    raw = request.match_info[name]
+    if not (raw.isascii() and raw.isdigit()):
+        raise ProtocolError(f"{what} ids are integers, got {raw[:40]!r}")
+    if len(raw) > 19 or int(raw) > MAX_ID:
+        raise ProtocolError(f"no {what} with id {raw[:40]}", status=404, code="not_found")
+    return int(raw)
 
 
 def daemon(request: web.Request) -> DaemonState:
@@ -61,7 +93,7 @@ def int_query(request: web.Request, name: str, default: int, *, maximum: int = 1
     raw = request.query.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or int(raw) > maximum:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 9 or int(raw) > maximum:
         raise ProtocolError(f"?{name}= must be an integer from 0 to {maximum}, got {raw!r}")
     return int(raw)
 
@@ -206,8 +238,10 @@ async def _change(d: DaemonState, change_id: str) -> tuple[Any, str | None]:
 
 @routes.get(f"{PREFIX}/changes/{{change_id}}")
 async def get_change(request: web.Request) -> web.Response:
-    change, root = await _change(daemon(request), request.match_info["change_id"])
-    return answer(views.change_info(change, workspace=root))
+    d = daemon(request)
+    change, root = await _change(d, request.match_info["change_id"])
+    job = await d.store.get_job(change.job_id) if change.job_id else None
+    return answer(views.change_info(change, workspace=root, job_result=job.result if job else None))
 
 
 @routes.post(f"{PREFIX}/changes/{{change_id}}/apply")
@@ -270,11 +304,9 @@ async def list_findings(request: web.Request) -> web.Response:
 @routes.post(f"{PREFIX}/findings/{{finding_id}}")
 async def update_finding(request: web.Request) -> web.Response:
     d = daemon(request)
-    raw = request.match_info["finding_id"]
-    if not raw.isdigit():
-        raise ProtocolError(f"finding ids are integers, got {raw!r}")
+    finding_id = id_param(request, "finding_id", "finding")
     body = await read_body(request, FindingUpdate)
-    finding = await d.store.set_finding_state(int(raw), body.state)
+    finding = await d.store.set_finding_state(finding_id, body.state)
     root = await d.jobs.workspace_root(finding.workspace_id)
     await record_learning(d.store, finding, body.state, body.reason, root)  # reviews learn from people
     return answer(views.finding_info(finding, workspace=await d.jobs.workspace_root(finding.workspace_id)))
@@ -317,10 +349,10 @@ async def register_workspace(request: web.Request) -> web.Response:
 @routes.delete(f"{PREFIX}/workspaces/{{workspace_id}}")
 async def unregister_workspace(request: web.Request) -> web.Response:
     d = daemon(request)
-    raw = request.match_info["workspace_id"]
-    ws = await d.store.get_workspace(int(raw)) if raw.isdigit() else None
+    workspace_id = id_param(request, "workspace_id", "workspace")
+    ws = await d.store.get_workspace(workspace_id)
     if ws is None:
-        raise ProtocolError(f"no workspace with id {raw!r}; `troupe status` lists them", status=404,
+        raise ProtocolError(f"no workspace with id {workspace_id}; `troupe status` lists them", status=404,
                             code="not_found")
     await d.unregister_workspace(ws, forget=request.query.get("forget") == "1")
     return answer(views.workspace_info(ws))

@@ -21,6 +21,37 @@ class ProtocolError(ValueError):
 
 T = TypeVar("T", bound="Message")
 
+MAX_DEPTH = 32  # no request of the protocol nests deeper; deeper ones only cost recursion
+TOO_DEEP = f"the request body nests lists or objects more than {MAX_DEPTH} levels deep; send flatter JSON"
+
+
+def plain_json(data: Any) -> None:
+    """Refuse, before any handler walks it, JSON that is not plain text data: nested more than
+    MAX_DEPTH levels, or holding a lone surrogate (``"\\ud800"``: valid JSON, not valid Unicode; no
+    model, file or store can take it). Iterative, so depth itself cannot overflow the stack."""
+    stack: list[tuple[Any, str, int]] = [(data, "body", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ProtocolError(TOO_DEEP)
+        if isinstance(value, str):
+            check_text(value, where)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                check_text(key, f"{where} key")
+                stack.append((item, f"{where}.{key}"[:200], depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, f"{where}[{i}]"[:200], depth + 1) for i, item in enumerate(value))
+
+
+def check_text(text: str, where: str) -> None:
+    """A ProtocolError naming ``where`` when ``text`` holds a lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ProtocolError(f"{where}: the text holds a lone surrogate ({text[exc.start]!r} at character "
+                            f"{exc.start}), which is not valid Unicode; send UTF-8 text") from None
+
 
 @cache
 def _hints(cls: type) -> dict[str, Any]:

@@ -17,21 +17,23 @@ import secrets
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
 
 from daemon.api.experience import routes as experience_routes
 from daemon.api.protocol import ProtocolError, error_json
-from daemon.api.routes import routes
-from daemon.api.state import DAEMON, DaemonState
-from daemon.viewer import is_viewer_path, mount_viewer, viewer_gate
+from daemon.api.routes import BODY_TIMEOUT, routes
+from daemon.api.state import DAEMON, MAX_BODY, DaemonState
+from daemon.viewer import is_viewer_path, mount_viewer, viewer_credential, viewer_gate
 
 log = logging.getLogger("troupe.api")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 TCP_TOKEN = web.AppKey("troupe_tcp_token", str)
 TCP_HOSTS = web.AppKey("troupe_tcp_hosts", set)  # filled once the TCP port is known
-MAX_BODY = web.AppKey("troupe_max_body", int)
+BODY_TIMEOUT_S = 10.0  # a body that has not arrived by then is not coming (a Content-Length that lies)
 
 
 def _error(status: int, code: str, message: str) -> web.Response:
@@ -61,6 +63,9 @@ async def errors_as_json(request: web.Request, handler: Handler) -> web.StreamRe
         return _error(404, "not_found", str(exc))
     except ValueError as exc:  # the store refused an argument, with a readable message
         return _error(400, "bad_request", str(exc))
+    except ConnectionError as exc:  # the client went away mid-request: nobody is left to answer
+        log.info("%s %s: the client went away (%s)", request.method, request.path, exc or type(exc).__name__)
+        return _error(400, "client_gone", "the client closed the connection before the request was read")
     except Exception:
         log.exception("unexpected error answering %s %s", request.method, request.path)
         return _error(500, "internal", "the daemon failed to answer; details are in its log "
@@ -73,10 +78,15 @@ async def tcp_needs_token(request: web.Request, handler: Handler) -> web.StreamR
     sockname = request.transport.get_extra_info("sockname") if request.transport else None
     if not isinstance(sockname, tuple):  # Unix socket: the file mode is the access control
         return await handler(request)
-    if request.headers.get("Host", "").lower() not in request.app[TCP_HOSTS]:
-        return _error(403, "bad_host", "the Host header must name the loopback address the daemon listens on")
-    if is_viewer_path(request.path):  # the browser page: bearer token, one-time link or its cookie
+    host_ok = request.headers.get("Host", "").lower() in request.app[TCP_HOSTS]
+    if is_viewer_path(request.path) and (host_ok or viewer_credential(request)):
+        # The browser page (bearer token, one-time link or its cookie). Behind a port-forwarding proxy the
+        # Host is the proxy's (code-server's /proxy/<port>/ forwards the browser's own Host), so another
+        # Host passes here only with a one-time link or the cookie it set for that host: a page on a
+        # DNS-rebound name has neither.
         return await viewer_gate(request, handler)
+    if not host_ok:
+        return _error(403, "bad_host", "the Host header must name the loopback address the daemon listens on")
     given = request.headers.get("Authorization", "")
     expected = f"Bearer {request.app[TCP_TOKEN]}"
     if not hmac.compare_digest(given.encode(), expected.encode()):
@@ -85,12 +95,47 @@ async def tcp_needs_token(request: web.Request, handler: Handler) -> web.StreamR
     return await handler(request)
 
 
-def make_app(state: DaemonState, *, max_body: int, tcp_token: str = "") -> web.Application:
+class JsonErrorHandler(RequestHandler):
+    """aiohttp's connection handler, answering what its HTTP parser refuses (a garbage request line,
+    an unknown method, a URL or header over the size limit, a broken body) as the API's JSON error
+    instead of plain text; such a client mistake is logged as one, not as a daemon failure."""
+
+    def handle_error(self, request: Any, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        if status >= 500:
+            log.error("error reading a request: %s", exc or message, exc_info=exc)
+        else:
+            log.info("refused a malformed request (%s): %s", status, message or exc)
+        if request.writer.output_size > 0:  # an answer has begun: the connection is all that is left
+            raise ConnectionError("a response was already sent; cannot send the error as well")
+        code = "internal" if status >= 500 else "bad_http"
+        text = (f"the request is not HTTP the daemon can read: {message or exc or 'malformed'}"
+                if status < 500 else "the daemon failed to read the request; details are in its log")
+        response = web.json_response(error_json(code, text[:2000]), status=status)
+        response.force_close()
+        return response
+
+
+class JsonErrorServer(web.Server):
+    def __call__(self) -> RequestHandler:
+        return JsonErrorHandler(self, loop=self._loop, **self._kwargs)
+
+
+class JsonErrorRunner(web.AppRunner):
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        server.__class__ = JsonErrorServer  # same state, one method more: aiohttp has no handler-class option
+        return server
+
+
+def make_app(state: DaemonState, *, max_body: int, tcp_token: str = "",
+             body_timeout: float = BODY_TIMEOUT_S) -> web.Application:
     app = web.Application(client_max_size=max_body, middlewares=[tcp_needs_token, errors_as_json])
     app[DAEMON] = state
     app[TCP_TOKEN] = tcp_token
     app[TCP_HOSTS] = set()
     app[MAX_BODY] = max_body
+    app[BODY_TIMEOUT] = body_timeout
     app.add_routes(routes)
     app.add_routes(experience_routes)
     mount_viewer(app, tcp_token)
@@ -151,7 +196,7 @@ async def start_listeners(app: web.Application, *, sock: socket.socket, tcp_port
     serves the socket alone and says why in its log)."""
     if tcp_port is not None and tcp_host not in ("127.0.0.1", "::1", "localhost"):
         raise ValueError(f"the TCP listener is loopback-only; {tcp_host} is not a loopback address")
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
+    runner = JsonErrorRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
     await runner.setup()
     await web.SockSite(runner, sock).start()
     bound = None

@@ -32,8 +32,16 @@ def resume_after(request: web.Request) -> int:
     return int(raw)
 
 
+MAX_FRAME = 8 << 20  # far below what DaemonClient reads (daemon.client.MAX_SSE_LINE)
+
+
 def frame(event: StreamEvent, event_id: str) -> bytes:
     data = json.dumps(event.to_json(), separators=(",", ":"))
+    if len(data) > MAX_FRAME:  # events are clipped when recorded; this is the stream's own guard
+        event = StreamEvent(kind=event.kind, job_id=event.job_id, seq=event.seq, phase=event.phase, role=event.role,
+                            at=event.at, workspace=event.workspace,
+                            data={"clipped": True, "text": f"event too large to stream ({len(data):,} bytes)"})
+        data = json.dumps(event.to_json(), separators=(",", ":"))
     return f"id: {event_id}\nevent: {event.kind}\ndata: {data}\n\n".encode()
 
 

@@ -37,3 +37,4 @@ class DaemonState(Protocol):
 
 
 DAEMON = web.AppKey("troupe_daemon", DaemonState)
+MAX_BODY = web.AppKey("troupe_max_body", int)

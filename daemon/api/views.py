@@ -31,7 +31,31 @@ def job_info(job: Any, *, workspace: str | None, usage: Any = None,
         request=job.request or {}, result=result, error=job.error, created_at=job.created,
         started_at=job.started, finished_at=job.finished, usage=totals,
         question=Question(*question) if question else None, last_seq=job.last_seq,
+        title=job_title(str(job.kind), job.request or {}), tests_failed=tests_failed(result),
     )
+
+
+def job_title(kind: str, request: dict[str, Any]) -> str:
+    """A job as a person names it, computed once here for every surface: "review on save: app.py",
+    "tests: test_app.py", "change: make add() take three numbers"."""
+    options = request.get("options") if isinstance(request.get("options"), dict) else {}
+    on_save = " on save" if options.get("trigger") == "save" else ""
+    files = [f for f in request.get("files") or [] if isinstance(f, str)]
+    named = ", ".join(files[:3]) + (f" (+{len(files) - 3} more)" if len(files) > 3 else "")
+    if kind == "review":
+        return f"review{on_save}: {named or 'the diff'}"
+    if kind == "test":
+        return f"tests{on_save}: {named or 'all'}"
+    prompt = " ".join(str(request.get("prompt") or "").split())
+    return f"{kind}: {prompt[:70] + '…' if len(prompt) > 70 else prompt}" if prompt else kind
+
+
+def tests_failed(result: dict[str, Any] | None) -> str | None:
+    """What the job's own test run said when it failed (its result's ``test_report``), else None."""
+    report = (result or {}).get("test_report")
+    if not isinstance(report, dict) or report.get("ok") is not False:
+        return None
+    return str(report.get("summary") or f"{report.get('failed', '?')} test(s) failed")
 
 
 def event_info(event: Any, *, workspace: str | None) -> StreamEvent:
@@ -49,12 +73,13 @@ def finding_info(finding: Any, *, workspace: str | None) -> FindingInfo:
     )
 
 
-def change_info(change: Any, *, workspace: str | None) -> ChangeInfo:
+def change_info(change: Any, *, workspace: str | None, job_result: Any = None) -> ChangeInfo:
     edits = change.edits
     files = [e.get("path") for e in edits.get("edits", [])] if isinstance(edits, dict) else []
     return ChangeInfo(id=change.id, job_id=change.job_id, state=str(change.state), diff=change.diff,
                       files=[f for f in files if isinstance(f, str)], edits=edits,
-                      base_hashes=dict(change.base_hashes or {}), workspace=workspace)
+                      base_hashes=dict(change.base_hashes or {}), workspace=workspace,
+                      tests_failed=tests_failed(job_result if isinstance(job_result, dict) else None))
 
 
 def workspace_info(workspace: Any, *, watching: bool = False, mode: str | None = None) -> WorkspaceInfo:

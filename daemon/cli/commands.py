@@ -19,8 +19,9 @@ from daemon.teams.config import OPTION_KEYS
 
 
 def repo_root(start: str | os.PathLike[str] | None = None) -> Path:
-    """The git root above ``start`` (default: the current folder), or ``start`` itself."""
-    here = Path(start or Path.cwd()).resolve()
+    """The git root above ``start`` (default: the current folder), or ``start`` itself. The walk is
+    lexical: a symlink on the way is not followed out of the repository it sits in."""
+    here = Path(os.path.abspath(start or Path.cwd()))
     for folder in (here, *here.parents):
         if (folder / ".git").exists():
             return folder
@@ -28,16 +29,17 @@ def repo_root(start: str | os.PathLike[str] | None = None) -> Path:
 
 
 def workspace_of(args: argparse.Namespace, files: list[str] | None = None) -> tuple[str, list[str]]:
-    """(workspace root, the files relative to it); files outside the workspace are an error."""
-    root = Path(args.workspace).resolve() if getattr(args, "workspace", None) else repo_root(
-        Path(files[0]).resolve().parent if files else None)
+    """(workspace root, the files relative to it, as named). Names are taken as typed, never through
+    their symlinks: the daemon resolves and confines them (a link leading out of the workspace is
+    refused there, with the reason); a name outside the workspace is an error here."""
+    root = Path(os.path.abspath(args.workspace)) if getattr(args, "workspace", None) else repo_root(
+        os.path.dirname(os.path.abspath(files[0])) if files else None)
     relative = []
     for name in files or []:
-        path = Path(name).resolve()
-        try:
-            relative.append(path.relative_to(root).as_posix())
-        except ValueError:
-            raise SystemExit(f"troupe: {name} is outside the workspace {root}; pass --workspace") from None
+        rel = os.path.relpath(os.path.abspath(name), root)
+        if rel == ".." or rel.startswith(".." + os.sep):
+            raise SystemExit(f"troupe: {name} is outside the workspace {root}; pass --workspace")
+        relative.append(Path(rel).as_posix())
     return str(root), relative
 
 

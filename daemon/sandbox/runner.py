@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from daemon.paths import temp_prefix
 from daemon.sandbox.environment import sandbox_environment
 from daemon.sandbox.isolation import (
     Isolation,
@@ -59,7 +60,7 @@ async def run_sandboxed(
     if not workdir.is_dir():
         raise SandboxError(f"the sandbox's working directory {workdir} does not exist or is not a directory")
     isolation = await asyncio.to_thread(detect_isolation)
-    root = Path(tempfile.mkdtemp(prefix="troupe-sandbox-"))
+    root = Path(tempfile.mkdtemp(prefix=temp_prefix("sandbox")))
     home, tmp = root / "home", root / "tmp"
     home.mkdir()
     tmp.mkdir()

@@ -57,6 +57,9 @@ class Daemon:
 
         self._take_lock()
         home, sock_path = paths.troupe_home(), paths.socket_path()
+        swept = paths.claim_scratch(home)  # ours alone, now that we hold the lock
+        if swept:
+            log.info("removed %d scratch folder(s) a previous run left behind", len(swept))
         if sock_path.exists():
             if socket_answers(sock_path):
                 raise AlreadyRunning(f"something already answers on {sock_path}")
@@ -69,7 +72,7 @@ class Daemon:
         self.watch = WatchRegistry(self.options.watch, self.jobs.submit, self._is_queued, self.hub.publish)
         await self.jobs.start()
         token = load_token(home) if self.options.tcp_port is not None else ""
-        app = make_app(self, max_body=self.options.max_body, tcp_token=token)
+        app = make_app(self, max_body=self.options.max_body, tcp_token=token, body_timeout=self.options.body_timeout)
         self._runner, self.tcp_port = await start_listeners(app, sock=bind_unix_socket(sock_path),
                                                             tcp_port=self.options.tcp_port,
                                                             tcp_required=self.options.tcp_required)

@@ -5,6 +5,7 @@
     TROUPE_TCP_PORT           also listen on 127.0.0.1:PORT with a bearer token, for the run viewer and
                               TCP clients (default 0: any free port; off or none: no TCP listener)
     TROUPE_API_MAX_BODY       largest request body in bytes (default 1 MiB)
+    TROUPE_API_BODY_TIMEOUT   seconds a request body may take to arrive (default 10), then a 408
     TROUPE_SSE_HEARTBEAT      seconds between heartbeat comments on idle streams (default 15)
     TROUPE_WATCH_DEBOUNCE     seconds of quiet before a burst of saves is handled (default 0.5)
     TROUPE_WATCH_FILES_PER_JOB  files reviewed together by one save-triggered job (default 5)
@@ -45,6 +46,7 @@ class DaemonOptions:
     tcp_port: int | None = 0  # None: no TCP listener; 0: any free port
     tcp_required: bool = False  # a port was asked for: failing to bind it stops the daemon
     max_body: int = 1 << 20
+    body_timeout: float = 10.0
     heartbeat: float = 15.0
     executor: str | None = None
     preload_llm: bool = True
@@ -63,6 +65,7 @@ class DaemonOptions:
             tcp_port=port,
             tcp_required=bool(tcp) and not off,
             max_body=int(_number("TROUPE_API_MAX_BODY", 1 << 20, int, 1024)),
+            body_timeout=_number("TROUPE_API_BODY_TIMEOUT", 10.0, float, 0.05),
             heartbeat=_number("TROUPE_SSE_HEARTBEAT", 15.0, float, 0.05),
             executor=os.environ.get("TROUPE_EXECUTOR") or None,
             preload_llm=os.environ.get("TROUPE_PRELOAD_LLM", "1") not in ("0", "false", "no"),

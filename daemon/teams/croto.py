@@ -43,6 +43,7 @@ from daemon.teams.scoring import Scorer, WorkspaceScorer, materialize
 from daemon.teams.solution import BaseReader, Solution, no_base
 from daemon.teams.team_gateway import TeamGateway
 from daemon.workspace import testing
+from daemon.workspace.files import read_for_prompt
 from daemon.workspace.paths import confine
 
 Prescore = Callable[[Solution], Awaitable[None]]
@@ -63,7 +64,7 @@ def workspace_reader(root: Path | None) -> BaseReader:
 
     def read(path: str) -> str | None:
         try:
-            return confine(root, path).read_text(encoding="utf-8")
+            return read_for_prompt(confine(root, path))
         except (OSError, UnicodeDecodeError, ValueError):
             return None
 

@@ -8,6 +8,6 @@ plain HTML/CSS/ES modules in ``static/`` (package data): no build step, no netwo
 :mod:`daemon.viewer.routes` serves it; :mod:`daemon.viewer.auth` decides who may open it.
 """
 
-from daemon.viewer.routes import is_viewer_path, mount_viewer, viewer_gate
+from daemon.viewer.routes import is_viewer_path, mount_viewer, viewer_credential, viewer_gate
 
-__all__ = ["is_viewer_path", "mount_viewer", "viewer_gate"]
+__all__ = ["is_viewer_path", "mount_viewer", "viewer_credential", "viewer_gate"]

@@ -2,8 +2,10 @@
 
 The daemon's long-lived token never goes into a URL. ``troupe jobs --open`` asks the daemon
 (over its 0600 Unix socket) for a one-time code; the first request that brings it as
-``?token=`` gets a session cookie (HttpOnly, SameSite=Strict, Path=/viewer) and a redirect to
-the same page without the code, so the code is spent and leaves the address bar. The cookie
+``?token=`` at the viewer's root gets a session cookie (HttpOnly, SameSite=Strict, no Path: the
+browser scopes it to the viewer's root as it sees it, ``/viewer`` or a proxy's
+``/proxy/<port>/viewer``) and a relative redirect to the page without the code, so the code is
+spent and leaves the address bar. The cookie
 opens only the viewer's read-only routes, never ``/v1``: a page on another localhost port (the
 same "site" to a browser) cannot use it to submit jobs or apply changes.
 """

@@ -16,8 +16,10 @@ nothing inline), ``nosniff``, no referrer and no framing. The page inserts untru
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from urllib.parse import urlencode
 
 from aiohttp import web
 
@@ -64,7 +66,16 @@ async def bare(request: web.Request) -> web.Response:
 @routes.get(f"{PREFIX}/")
 @routes.get(f"{PREFIX}/jobs/{{job_id}}")
 async def page(request: web.Request) -> web.Response:
-    return _file("index.html")
+    # Links relative to the page, so that it works behind a proxy that adds a path (/proxy/8765/viewer/…).
+    up = _relative_root(request.path)
+    html = (STATIC / "index.html").read_text(encoding="utf-8").replace('"/viewer/', f'"{up}')
+    return web.Response(text=html, content_type="text/html", charset="utf-8", headers={"Cache-Control": "no-cache"})
+
+
+def _relative_root(path: str) -> str:
+    """``/viewer/`` as a link relative to ``path`` (a viewer path): ``./``, ``../``, …"""
+    depth = path[len(PREFIX) + 1:].count("/")
+    return "../" * depth or "./"
 
 
 # The icon lives here because package data ships only HTML, JS and CSS files.
@@ -122,9 +133,19 @@ async def _resolve_job(request: web.Request, job_id: str) -> str:
                         code="not_found")
 
 
+def viewer_credential(request: web.Request) -> bool:
+    """True when the request brings a one-time code or the viewer's cookie (checked by the gate)."""
+    return "token" in request.query or request.app[VIEWER_AUTH].cookie_ok(request.cookies.get(COOKIE))
+
+
 async def viewer_gate(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Over TCP (after the Host check): let the bearer token or the cookie through, trade a one-time
-    code for the cookie, refuse everything else."""
+    code for the cookie, refuse everything else.
+
+    A code is spent at the viewer's root only (``/viewer/``; a link to a job is first sent there,
+    unspent), and the cookie has no Path: its default path is then the viewer's root *as the browser
+    sees it*, ``/viewer`` or, behind a proxy, ``/proxy/8765/viewer``. Redirects are relative, so they
+    stay behind the proxy too."""
     auth = request.app[VIEWER_AUTH]
     code = request.query.get("token")
     if auth.bearer_ok(request.headers.get("Authorization", "")) or auth.cookie_ok(request.cookies.get(COOKIE)):
@@ -132,9 +153,11 @@ async def viewer_gate(request: web.Request, handler: Handler) -> web.StreamRespo
             return await handler(request)
         auth.redeem(code)  # spent all the same: a link works once
         return _without_code(request)
+    if code and request.method == "GET" and request.path != f"{PREFIX}/":
+        return _to_root(request)
     if code and request.method == "GET" and auth.redeem(code):
         response = _without_code(request)
-        response.set_cookie(COOKIE, auth.session, path=PREFIX, httponly=True, samesite="Strict")
+        response.set_cookie(COOKIE, auth.session, path="", httponly=True, samesite="Strict")
         return response
     reason = "this link was already used or has expired" if code else "the viewer needs a link from the daemon"
     message = f"{reason}: run `troupe jobs --open JOB_ID` (or `troupe jobs --open` for the job list) for a new one"
@@ -143,9 +166,26 @@ async def viewer_gate(request: web.Request, handler: Handler) -> web.StreamRespo
     return web.Response(status=401, content_type="text/plain", text=f"Troupe run viewer: {message}\n")
 
 
+def _to_root(request: web.Request) -> web.Response:
+    """A link to a deeper page, sent (unspent) to the viewer's root, which remembers where it led."""
+    rest = request.path[len(PREFIX) + 1:] if request.path.startswith(f"{PREFIX}/") else ""
+    up = "viewer/" if request.path == PREFIX else _relative_root(request.path)
+    query = [(k, v) for k, v in request.rel_url.query.items() if k != "next"] + ([("next", rest)] if rest else [])
+    return web.Response(status=303, headers={"Location": up + "?" + urlencode(query)})
+
+
 def _without_code(request: web.Request) -> web.Response:
-    query = [(k, v) for k, v in request.rel_url.query.items() if k != "token"]
-    return web.Response(status=303, headers={"Location": str(request.rel_url.with_query(query))})
+    """The same page without the code, as a relative address (``next`` followed when it names a job)."""
+    query = [(k, v) for k, v in request.rel_url.query.items() if k not in ("token", "next")]
+    target = request.rel_url.query.get("next", "")
+    here = request.path.rsplit("/", 1)[1]  # the last segment: a relative link to this very page
+    if request.path == f"{PREFIX}/" and _NEXT.fullmatch(target):
+        here = target
+    location = (here or "./") + ("?" + urlencode(query) if query else "")
+    return web.Response(status=303, headers={"Location": location})
+
+
+_NEXT = re.compile(r"jobs/[A-Za-z0-9._-]{1,200}")
 
 
 async def _secure_headers(request: web.Request, response: web.StreamResponse) -> None:

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pathspec
 
-from daemon.workspace.paths import is_inside
+from daemon.workspace.paths import check_named_file, confine, is_inside
 
 MAX_FILE_BYTES = 1_000_000
-"""Files larger than this are neither copied nor shown to a model."""
+"""Files larger than this are neither copied nor shown to a model, nor stored: the one size policy
+(:func:`too_large` says so in words)."""
 
 # Folders that never hold source the team should read: VCS data, caches, dependencies.
 SKIP_DIRS = frozenset({
@@ -35,6 +36,46 @@ class RepoScan:
     binary: list[str] = field(default_factory=list)     # binary or non-UTF-8: copied for tests, never shown
     symlinks: dict[str, str] = field(default_factory=dict)  # link -> target text, for links that stay inside
     skipped: dict[str, str] = field(default_factory=dict)   # path -> why it was left out
+
+
+def too_large(path: Path) -> str | None:
+    """Why the file at ``path`` is too large for a prompt ("too large: 52,428,800 bytes, …"), or None."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if size <= MAX_FILE_BYTES or not path.is_file():
+        return None
+    return f"too large: {size:,} bytes; Troupe shows a model files of up to {MAX_FILE_BYTES:,} bytes"
+
+
+class FileTooLarge(OSError):
+    """A file over the size policy: not read into a prompt (an OSError, as an unreadable file is)."""
+
+
+def read_for_prompt(path: Path) -> str:
+    """A file's text for a prompt; FileTooLarge when it is over the size policy."""
+    reason = too_large(path)
+    if reason:
+        raise FileTooLarge(f"{path.name}: skipped: {reason}")
+    return path.read_text(encoding="utf-8")
+
+
+def named_files(root: Path, files: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The files a request named, checked where the daemon receives them (one place for every
+    surface): ``(kept, {file: why it was skipped})``, files over the size policy skipped. A file
+    outside the workspace, through a symlink, or missing raises PathOutsideWorkspace or
+    FileNotFoundError naming it."""
+    kept: list[str] = []
+    skipped: dict[str, str] = {}
+    for name in files:
+        clean = check_named_file(root, name)
+        reason = too_large(confine(root, clean))
+        if reason:
+            skipped[clean] = reason
+        elif clean not in kept:
+            kept.append(clean)
+    return kept, skipped
 
 
 def list_repo_files(root: Path) -> list[str]:
@@ -97,7 +138,7 @@ def _classify_file(rel: str, full: Path, scan: RepoScan) -> None:
             scan.skipped[rel] = "not a regular file"
             return
         if size > MAX_FILE_BYTES:
-            scan.skipped[rel] = f"too large ({size} bytes > {MAX_FILE_BYTES})"
+            scan.skipped[rel] = too_large(full) or "too large"
             return
         data = full.read_bytes()
     except OSError as exc:

@@ -72,3 +72,14 @@ def is_inside(root: Path, path: Path) -> bool:
     real_root = Path(os.path.realpath(root))
     real = Path(os.path.realpath(path))
     return real == real_root or real_root in real.parents
+
+
+def check_named_file(root: Path, rel: str) -> str:
+    """The canonical form of ``rel``, a file a person named (``troupe review``, an editor, Slack): it
+    must lie inside ``root`` (symlinks followed) and exist. Raises PathOutsideWorkspace or
+    FileNotFoundError, each naming the file and why; the daemon answers either as a 400."""
+    clean = normalize_rel(rel)
+    real = confine(root, clean)
+    if not real.exists():
+        raise FileNotFoundError(f"{rel!r} does not exist in the workspace {root}")
+    return clean

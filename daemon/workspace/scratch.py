@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from daemon.paths import temp_prefix
 from daemon.workspace.change import (
     ChangeConflict,
     FileEdit,
@@ -115,7 +116,7 @@ class Scratch:
     def _create(cls, base_dir: Path | None, source: Path | None) -> Scratch:
         if base_dir is not None:
             Path(base_dir).mkdir(parents=True, exist_ok=True)
-        holder = Path(tempfile.mkdtemp(prefix="troupe-scratch-", dir=base_dir)).resolve()
+        holder = Path(tempfile.mkdtemp(prefix=temp_prefix("scratch"), dir=base_dir)).resolve()
         root = holder / "work"
         root.mkdir()
         return cls(root, holder, source)

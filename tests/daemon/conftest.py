@@ -4,6 +4,7 @@ its Unix socket, exactly as the CLI, the language server and the Slack bot do.""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -50,10 +51,21 @@ class DaemonProcess:
             with socket.socket(socket.AF_UNIX) as probe:
                 try:
                     probe.connect(str(self.socket))
-                    return self
                 except OSError:
                     time.sleep(0.02)
+                    continue
+            if self.started():  # the pid file (with the TCP port) comes after the socket opens
+                return self
+            time.sleep(0.02)
         raise RuntimeError(f"daemon did not start:\n{self.stderr()}")
+
+    def started(self) -> bool:
+        """True once the daemon wrote its pid file (its last step of starting up)."""
+        try:
+            info = json.loads((self.home / "daemon.pid").read_text())
+        except (OSError, ValueError):
+            return False
+        return self.proc is not None and info.get("pid") == self.proc.pid
 
     def stderr(self) -> str:
         path = self.home / "stderr.log"

@@ -2,7 +2,8 @@
 
 A job's ``options`` say what it does: ``phases`` (n phases, each ``sleep`` seconds, each
 checkpointed), ``ask`` (a question for the human), ``fail`` (an error message), and for a
-``change`` job ``path``/``after`` (the proposed new text of one file). A review job reports one
+``change`` job ``path``/``after`` (the proposed new text of one file), ``tests_fail`` (the summary of
+a failed test run of it). A review job reports one
 finding per file. ``TROUPE_TEST_RESUMABLE=1`` makes the executor resumable.
 """
 
@@ -48,6 +49,9 @@ class ScriptedExecutor:
         change = None
         if job.kind == "change" and job_root_ok(job):
             change = _change(job, str(opts["path"]), str(opts["after"]))
+        if opts.get("tests_fail"):  # the shape of the engine's result: its own test run of the change
+            result["test_report"] = {"ok": False, "passed": 1, "failed": 1, "failures": [],
+                                     "summary": str(opts["tests_fail"])}
         return JobResult("succeeded", result, findings=findings, change=change)
 
     async def close(self) -> None:

@@ -42,7 +42,7 @@ async def test_submit_then_stream_every_event_to_the_final_state(daemon: DaemonP
         events = [e async for e in client.events(job.id)]
         done = await client.job(job.id)
     kinds = [e.kind for e in events]
-    assert kinds[0] == "job_state" and events[0].data == {"state": "queued"}
+    assert kinds[0] == "job_state" and events[0].data == {"state": "queued", "title": "ask: hello"}
     assert kinds.count("phase_started") == 2 and kinds.count("phase_finished") == 2
     assert events[-1].data["state"] == "succeeded"
     assert [e.seq for e in events] == list(range(1, len(events) + 1))

@@ -63,6 +63,21 @@ def watched_again(daemon: DaemonProcess, root: Path, timeout: float = 60.0) -> N
         time.sleep(0.1)
 
 
+def stream_open(out: Output, root: Path, as_json: bool) -> None:
+    """Wait until ``troupe watch`` follows the stream: a save's finding comes through it (saved again
+    while it does not: a save reviewed before the stream opened is not replayed)."""
+    seen = event_of("finding", message="scripted review of before.py") if as_json else (
+        lambda line: "scripted review of before.py" in line)
+    for attempt in range(4):
+        (root / "before.py").write_text(f"x = {attempt}\n")
+        try:
+            out.until("stdout", seen, timeout=5.0)
+            return
+        except AssertionError:
+            continue
+    raise AssertionError(f"troupe watch never showed a save's finding: {out.lines}")
+
+
 def event_of(kind: str, **data: Any) -> Callable[[str], bool]:
     def matches(line: str) -> bool:
         try:
@@ -93,7 +108,8 @@ def test_troupe_watch_waits_for_a_restarted_daemon_and_follows_again(
             out.until("stderr", lambda line: line.startswith(f"watching {root} ("))
             lost, back = (lambda line: "daemon unreachable" in line), (lambda line: "daemon is back" in line)
             where = "stderr"
-        time.sleep(0.5)  # the stream is open
+        watched_again(daemon, root)
+        stream_open(out, root, as_json)
         if stop == "kill9":
             daemon.kill9()
         else:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import aiohttp
 from pygls.exceptions import JsonRpcException
 
 from tests.daemon.conftest import DaemonProcess
 from tests.fakes.llm_server import FakeLLM
 from tests.lsp.conftest import PLANTED, new_repo, until, uri_of
+from tests.viewer.conftest import log_in
 
 
 def viewer_base(daemon: DaemonProcess) -> str:
@@ -42,8 +42,7 @@ async def test_open_viewer_shows_the_link_externally_and_a_finished_job_carries_
     answer = await editor.command("troupe.openViewer", {"jobId": job_id[:8]})
     assert answer["url"].startswith(f"{base}jobs/{job_id}?token=") and answer["opened"] is True
     assert len(editor.client.shown_documents) == 2
-    async with aiohttp.ClientSession() as session, session.get(answer["url"], allow_redirects=False) as resp:
-        assert resp.status == 303 and "troupe_viewer" in resp.cookies  # a working one-time link
+    assert await log_in(answer["url"])  # a working one-time link
 
     for bad, message in (({"jobId": 5}, "jobId"), ({"jobId": "zzzz-none"}, "no job with an id starting")):
         try:

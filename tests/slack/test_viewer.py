@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import aiohttp
-
 from tests.daemon.conftest import DaemonProcess
 from tests.fakes.llm_server import FakeLLM
 from tests.slack.conftest import BOB, CHANNEL, Harness, buttons
+from tests.viewer.conftest import log_in
 
 
 async def test_details_sends_a_private_viewer_link_to_whoever_pressed_it(
@@ -37,5 +36,4 @@ async def test_details_sends_a_private_viewer_link_to_whoever_pressed_it(
     public = [c.body for c in harness.slack.calls if c.method != "chat.postEphemeral"] + harness.slack.responses
     assert "/viewer/" not in json.dumps(public, default=str)  # the login never reaches the channel
 
-    async with aiohttp.ClientSession() as session, session.get(url, allow_redirects=False) as resp:
-        assert resp.status == 303 and "troupe_viewer" in resp.cookies  # a working one-time link
+    assert await log_in(url)  # a working one-time link

@@ -124,6 +124,21 @@ async def viewer_link(daemon: DaemonProcess, job_id: str | None = None) -> tuple
         return resp.status, await resp.json()
 
 
+async def log_in(url: str) -> str:
+    """Open a one-time viewer link as a browser does, without following the last redirect: a link to a
+    job first goes, unspent, to the viewer's root, which spends it for the cookie. Returns the cookie."""
+    from urllib.parse import urljoin
+
+    async with aiohttp.ClientSession() as session:
+        for _ in range(2):
+            async with session.get(url, allow_redirects=False) as resp:
+                assert resp.status == 303, f"{url}: {resp.status}"
+                if "troupe_viewer" in resp.cookies:
+                    return resp.cookies["troupe_viewer"].value
+                url = urljoin(url, resp.headers["Location"])
+    raise AssertionError(f"the link never gave the viewer's cookie (last stop {url})")
+
+
 def browser_missing() -> str | None:
     """Why the browser tests cannot run here (what to install), or None."""
     if not Path(CHROMIUM).exists():

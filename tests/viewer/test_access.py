@@ -48,7 +48,7 @@ async def test_a_foreign_host_header_is_refused_even_with_the_token(viewer_daemo
 async def test_the_bearer_token_opens_the_page_with_strict_security_headers(viewer_daemon: DaemonProcess) -> None:
     status, headers, body, _ = await get(viewer_daemon, "/viewer/jobs/anything", headers=bearer(viewer_daemon))
     assert status == 200 and headers["Content-Type"].startswith("text/html")
-    assert '<script type="module" src="/viewer/static/app.js">' in body and "<script>" not in body
+    assert '<script type="module" src="../static/app.js">' in body and "<script>" not in body
     csp = headers["Content-Security-Policy"]
     assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline" not in csp
     assert headers["X-Content-Type-Options"] == "nosniff" and headers["Referrer-Policy"] == "no-referrer"
@@ -60,9 +60,10 @@ async def test_a_one_time_link_becomes_a_cookie_once(viewer_daemon: DaemonProces
     assert status == 200 and link["expires_in"] > 0
     path = link["url"].split(str(tcp_port(viewer_daemon)), 1)[1]
     status, headers, _, cookies = await get(viewer_daemon, path)
-    assert status == 303 and headers["Location"] == "/viewer/"
+    assert status == 303 and headers["Location"] == "./"
     cookie = headers["Set-Cookie"]
-    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/viewer" in cookie
+    # No Path: the browser scopes it to the viewer's root as it sees it (/viewer, or behind a proxy).
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path" not in cookie
     again, _, body, _ = await get(viewer_daemon, path)
     assert again == 401 and "already used or has expired" in body
     session = {"troupe_viewer": cookies["troupe_viewer"].value}

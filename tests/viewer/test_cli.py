@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,8 +44,12 @@ def test_jobs_open_names_an_unknown_job(viewer_daemon: DaemonProcess) -> None:
 
 def test_ask_prints_a_link_to_watch_the_job(viewer_daemon: DaemonProcess, tmp_path: Path) -> None:
     repo = make_repo(tmp_path, "repo")
-    result = troupe(viewer_daemon, "ask", "where is add()?", "--workspace", str(repo))
+    opened = tmp_path / "browser-opened"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f"#!/bin/sh\necho \"$1\" > {opened}\n")
+    browser.chmod(0o755)
+    result = troupe(viewer_daemon, "ask", "where is add()?", "--workspace", str(repo), BROWSER=str(browser))
     assert result.returncode == 0, result.stderr
     port = tcp_port(viewer_daemon)
     assert f"watch it in a browser: http://127.0.0.1:{port}/viewer/jobs/" in result.stderr
-    assert os.environ.get("BROWSER") is None or True  # `ask` never opens a browser by itself
+    assert not opened.exists(), "`troupe ask` opened a browser by itself"

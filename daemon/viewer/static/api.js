@@ -1,7 +1,9 @@
 // The viewer's reads: plain fetch for lists and pages of events, EventSource for a live job.
 // Same origin only; the session cookie (set by the one-time link) goes along by itself.
 
-const BASE = "/viewer/api";
+// Where the page is served: /viewer, or behind a port-forwarding proxy /proxy/8765/viewer (code-server).
+export const ROOT = location.pathname.replace(/\/viewer(\/|\/jobs\/[^/]+)?$/, "/viewer");
+const BASE = `${ROOT}/api`;
 export const KINDS = ["job_state", "phase_started", "phase_finished", "message", "question", "answer",
   "tool_run", "usage", "code_state", "change_proposed", "finding", "log"];
 export const FINAL = new Set(["succeeded", "failed", "cancelled"]);

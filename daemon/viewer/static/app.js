@@ -2,7 +2,7 @@
 // live (SSE) or replayed from the store at the chosen speed.
 
 import { $ } from "./dom.js";
-import { FINAL, allEvents, follow, getJob, listJobs } from "./api.js";
+import { FINAL, ROOT, allEvents, follow, getJob, listJobs } from "./api.js";
 import { JobView, emptyState } from "./view.js";
 import { renderJobList } from "./joblist.js";
 import { Replay } from "./replay.js";
@@ -29,14 +29,14 @@ function setMode(mode, text) {
 }
 
 function jobIdFromPath() {
-  const match = /^\/viewer\/jobs\/([^/]+)$/.exec(location.pathname);
+  const match = /\/viewer\/jobs\/([^/]+)$/.exec(location.pathname);
   return match ? decodeURIComponent(match[1]) : null;
 }
 
 async function refreshJobs() {
   try {
     renderJobList($("#job-list"), await listJobs(60), selected, (id) => {
-      history.pushState({}, "", `/viewer/jobs/${encodeURIComponent(id)}`);
+      history.pushState({}, "", `${ROOT}/jobs/${encodeURIComponent(id)}`);
       route();
     });
   } catch (error) {

@@ -70,6 +70,8 @@ export class ChangeView {
     if (event.kind !== "change_proposed") return;
     const data = event.data || {};
     this.meta.textContent = `change ${String(data.change_id || "").slice(0, 8)} · ${(data.files || []).length} file(s)`;
-    this.root.replaceChildren(...renderDiff(data.diff));
+    const warning = data.tests_failed
+      ? [h("p", { class: "tests-failed", text: `⚠ Its own tests failed: ${data.tests_failed}` })] : [];
+    this.root.replaceChildren(...warning, ...renderDiff(data.diff));
   }
 }

@@ -1,6 +1,7 @@
 // The list of jobs on the left: newest first, state, kind, what was asked, tokens.
 
 import { h, fmtInt, fmtWhen } from "./dom.js";
+import { ROOT } from "./api.js";
 import { jobTitle } from "./view.js";
 
 export function renderJobList(list, jobs, selectedId, onSelect) {
@@ -11,7 +12,7 @@ export function renderJobList(list, jobs, selectedId, onSelect) {
   list.replaceChildren(...jobs.map((job) => {
     const usage = job.usage || {};
     const tokens = (usage.prompt_tokens || 0) + (usage.completion_tokens || 0);
-    const link = h("a", { href: `/viewer/jobs/${encodeURIComponent(job.id)}`, class: "job-link" },
+    const link = h("a", { href: `${ROOT}/jobs/${encodeURIComponent(job.id)}`, class: "job-link" },
       h("div", { class: "job-line" },
         h("span", { class: `dot ${job.state}`, title: job.state }),
         h("span", { class: "kind", text: job.kind }),

@@ -9,6 +9,7 @@ import { ChangeView } from "./diff.js";
 import { UsageChart } from "./chart.js";
 
 export function jobTitle(job) {
+  if (typeof job.title === "string" && job.title.trim()) return job.title; // the daemon's, for every surface
   const request = job.request || {};
   const prompt = typeof request.prompt === "string" ? request.prompt.trim() : "";
   if (prompt) return prompt.split("\n")[0];
