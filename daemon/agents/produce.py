@@ -31,6 +31,7 @@ from daemon.agents.model import Phase, Produces
 from daemon.agents.shapes import (
     answer_problem,
     citation_problems,
+    copied_placeholder,
     cut_at_cap,
     document_problem,
     says_nothing_needed,
@@ -98,6 +99,10 @@ class Producer:
                 edits = parse_edits(reply, default_path=default)
                 if not edits:
                     raise EditParseError("your reply contains no file edit.\n\n" + EDIT_FORMAT_HELP)
+                copied = next((c for e in edits if (c := copied_placeholder(e.content + "\n" + e.replace))), None)
+                if copied:
+                    raise EditParseError(f"your edit of {edits[0].path} holds the words {copied} from the format "
+                                         "instead of real code. Write the file's real lines.")
                 self.confine_to_user_tree([e.path for e in edits])
                 if not phase.new_files:
                     self.refuse_new_files([e.path for e in edits if e.kind != "delete"])

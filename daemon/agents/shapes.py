@@ -24,6 +24,15 @@ _NOTHING_NEEDED = re.compile(r"\b(no|none|not need|without)\b.{0,40}\b(package|d
                              r"|standard library", re.IGNORECASE)
 
 
+_PLACEHOLDER_LINE = re.compile(r"^\s*(<(?:the|every|your)\b[\w\s',.-]*>)\s*$", re.MULTILINE | re.IGNORECASE)
+
+
+def copied_placeholder(text: str) -> str | None:
+    """A format's placeholder (``<the complete content of the file>``) copied where code belongs."""
+    match = _PLACEHOLDER_LINE.search(text)
+    return match.group(1) if match else None
+
+
 def says_nothing_needed(reply: str) -> bool:
     """A requirements reply in words that says no third-party package is needed."""
     return _NOTHING_NEEDED.search(reply) is not None

@@ -28,6 +28,7 @@ _LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
 HUNK_CONTEXT = 3
+ONE_FILE_LINES = 150  # a focus file this short is asked for whole (cheaper than teaching SEARCH/REPLACE)
 
 
 def fence(path: str, text: str) -> str:
@@ -120,13 +121,24 @@ class Workbench:
     def field(self, name: str) -> str:
         if name in {p.name for p in self.chain.phases()}:
             return self.conclusions.get(name, "(not decided yet)")
-        simple = {"task": lambda: self.spec.task, "edit_format": lambda: EDIT_FORMAT_HELP.strip(),
+        simple = {"task": lambda: self.spec.task, "edit_format": self.edit_format,
                   "findings_format": lambda: FINDINGS_FORMAT, "files": lambda: ", ".join(self.spec.files) or "(none)",
                   "lint": lambda: render_lint(self.lint), "code": self.code, "diff": self.diff,
                   "target": self.target, "context": lambda: self.context_text or self.code(),
                   "test_report": self.test_summary, "test_failures": self.test_failures,
                   "unfinished": self.unfinished}
         return simple[name]()
+
+    def edit_format(self) -> str:
+        """How to write code edits. One short file in focus (a one-file fix): the whole file back, as
+        a bare call would ask (small models follow that, and copy the general format's examples)."""
+        focus = self.focus_files() if self.chain.start == "repository" else []
+        text = self.read(focus[0]) if len(focus) == 1 else None
+        if text is None or len(text.splitlines()) > ONE_FILE_LINES:
+            return EDIT_FORMAT_HELP.strip()
+        lang = _LANGUAGES.get(Path(focus[0]).suffix, "")
+        return (f"Reply with the whole corrected {focus[0]} in one code block that starts with the line "
+                f"```{lang} {focus[0]} and ends with ```. Write every line of the file, the unchanged ones too.")
 
     def _listing(self, paths: list[str], render: Any) -> str:
         parts, used, left = [], 0, []

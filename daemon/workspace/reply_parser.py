@@ -20,26 +20,26 @@ from daemon.workspace.paths import PathOutsideWorkspace, normalize_rel
 EDIT_FORMAT_HELP = """\
 How to edit files. Every path is relative to the repository root. Use one of two formats.
 
-1. WHOLE FILE, for new files or files you rewrite completely. Put the path on the opening
-fence line and write the COMPLETE file, never "..." or "rest of the code unchanged":
-```python src/app/main.py
+1. WHOLE FILE, for new files or files you rewrite completely. Put the file's path on the
+opening fence line, after the language, and write the COMPLETE file, never "..." or "rest of
+the code unchanged":
+```<language> <the file's path>
 <the complete content of the file>
 ```
 
-2. SEARCH/REPLACE, to change part of an existing file. Put the path on the line before the
-block. SEARCH copies the current lines exactly (indentation included) and must match one
+2. SEARCH/REPLACE, to change part of an existing file. Put the file's path on the line before
+the block. SEARCH copies the current lines exactly (indentation included) and must match one
 place in the file; REPLACE holds the new lines. Use several blocks for several places.
-src/app/util.py
-```python
+<the file's path>
+```<language>
 <<<<<<< SEARCH
-def add(a, b):
-    return a - b
+<the lines as they are now>
 =======
-def add(a, b):
-    return a + b
+<the lines as they must be>
 >>>>>>> REPLACE
 ```
-An empty SEARCH section creates a new file. To delete a file, write a line: DELETE: path/to/file.py
+An empty SEARCH section creates a new file. To delete a file, write DELETE: and its path on a line.
+(Use the real paths of the files shown above; the words in <angle brackets> are to be replaced.)
 """
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`]*?)\s*$")
