@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.api.protocol import ACTIVE_STATES, PRIORITIES, ProtocolError, StreamEvent, SubmitJob
+from daemon.api.views import job_title, tests_failed
 from daemon.events import Event, EventKind
 from daemon.jobs.executor import JobExecutor, JobResult, RunningJob
 from daemon.jobs.hub import EventHub
@@ -101,13 +102,14 @@ class JobManager:
         if self.stopping:
             raise ProtocolError("the daemon is stopping; submit the job again once it is back", status=503,
                                 code="stopping")
-        workspace_id = None
+        workspace_id, skipped = None, {}
         if request.workspace is not None:
             root = Path(request.workspace)
             if not root.is_dir():
                 raise ProtocolError(f"workspace {request.workspace} is not a folder on this machine")
             ws = await self.store.find_workspace_for(str(root)) or await self.store.add_workspace(str(root))
             workspace_id, self._roots[ws.id] = ws.id, ws.root
+            request, skipped = _checked_files(request, Path(ws.root))
         older: list[Any] = []
         if workspace_id is not None and request.kind == "review":  # newest wins: see daemon.jobs.newest
             active = await self.store.list_jobs(state=list(ACTIVE_STATES), workspace_id=workspace_id, kind="review")
@@ -117,7 +119,11 @@ class JobManager:
                                           priority=request.priority_value if priority is None else priority)
         self.submitted += 1
         log.info("job %s (%s) queued, priority %d", job.id, job.kind.value, job.priority)
-        await self.record_event(job.id, workspace_id, Event(EventKind.JOB_STATE, {"state": "queued"}))
+        await self.record_event(job.id, workspace_id, Event(EventKind.JOB_STATE, {
+            "state": "queued", "title": job_title(request.kind, body)}))  # for surfaces that see only events
+        for name, why in skipped.items():
+            await self.record_event(job.id, workspace_id, Event(EventKind.LOG, {
+                "level": "warning", "text": f"skipped {name}: {why}", "file": name, "action": "skipped"}))
         for old in older:
             with contextlib.suppress(ProtocolError):  # it may have finished meanwhile
                 await self.cancel(old.id, reason=f"superseded by job {job.id}, a review of newer content")
@@ -179,7 +185,7 @@ class JobManager:
     # ---------------------------------------------------------------- events
 
     async def record_event(self, job_id: str, workspace_id: int | None, event: Event) -> int:
-        data = _redacted(event.data)
+        data = clipped(_redacted(event.data))
         seq = await self.store.append_event(job_id, str(event.kind), data, phase=event.phase, role=event.role)
         self.hub.publish(StreamEvent(kind=str(event.kind), data=data, job_id=job_id, seq=seq, phase=event.phase,
                                      role=event.role, at=time.time(),
@@ -192,7 +198,7 @@ class JobManager:
                       result: dict[str, Any] | None = None) -> None:
         kwargs: dict[str, Any] = {"error": redact(error) if error else None}
         if result is not None:
-            kwargs["result"] = _redacted(result)
+            kwargs["result"] = clipped(_redacted(result))
         await self.store.set_job_state(job_id, state, **kwargs)
         data = {"state": state, **({"error": kwargs["error"]} if error else {})}
         await self.record_event(job_id, workspace_id, Event(EventKind.JOB_STATE, data))
@@ -354,8 +360,10 @@ class JobManager:
                 job.id, outcome.change.diff, edits=outcome.change.edits,
                 base_hashes={k: v for k, v in outcome.change.base_hashes.items() if isinstance(v, str)})
             result["change_id"] = change.id
+            failed = tests_failed(result)  # shown beside Apply, by every surface
             await self.record_event(job.id, job.workspace_id, Event(EventKind.CHANGE_PROPOSED, {
-                "change_id": change.id, "files": outcome.change.files, "diff": outcome.change.diff}))
+                "change_id": change.id, "files": outcome.change.files, "diff": outcome.change.diff,
+                **({"tests_failed": failed} if failed else {})}))
         if outcome.findings and job.workspace_id is not None:
             count = 0
             for file, drafts in outcome.findings.items():
@@ -375,6 +383,41 @@ def finding_dict(finding: Any) -> dict[str, Any]:
             "end_col": finding.end_col, "state": str(finding.state), "rule": finding.rule,
             "suggested_fix": finding.suggested_fix, "fingerprint": finding.fingerprint, "job_id": finding.job_id,
             "content_hash": finding.content_hash}
+
+
+def _checked_files(request: SubmitJob, root: Path) -> tuple[SubmitJob, dict[str, str]]:
+    """The request with its files checked and canonical (a 400 naming a bad one), and the files
+    left out as too large; when that leaves nothing to review, a 400 says so."""
+    from dataclasses import replace
+
+    from daemon.workspace.files import named_files
+    from daemon.workspace.paths import PathOutsideWorkspace
+
+    try:
+        kept, skipped = named_files(root, request.files)
+    except (PathOutsideWorkspace, FileNotFoundError) as exc:
+        raise ProtocolError(str(exc)) from None
+    if skipped and not kept and not request.options.get("diff"):
+        name, why = next(iter(skipped.items()))
+        raise ProtocolError(f"{name}: skipped: {why}; nothing else was named to work on", status=413,
+                            code="too_large")
+    return replace(request, files=kept), skipped
+
+
+MAX_EVENT_TEXT = 200_000
+"""The longest text an event keeps (stored and streamed); the rest is cut with a note. A whole file
+still fits (the size policy is MAX_FILE_BYTES); a 50 MB prompt echoed back does not."""
+
+
+def clipped(data: Any, limit: int = MAX_EVENT_TEXT) -> Any:
+    """``data`` with every string over ``limit`` characters cut, saying how much was left out."""
+    if isinstance(data, str) and len(data) > limit:
+        return data[:limit] + f"\n… [{len(data) - limit:,} more characters left out: too large to keep]"
+    if isinstance(data, dict):
+        return {k: clipped(v, limit) for k, v in data.items()}
+    if isinstance(data, list):
+        return [clipped(v, limit) for v in data]
+    return data
 
 
 def _redacted(data: Any) -> Any:
