@@ -47,9 +47,12 @@ class JobArgs:
 
 @attrs.define
 class ViewerArgs:
-    """``troupe.openViewer``: the run viewer on one job (an id or a unique prefix), else the job list."""
+    """``troupe.openViewer``: the run viewer on one job (an id or a unique prefix), else the job list.
+    ``open`` false: only answer the link (a client behind a port-forwarding proxy, such as VS Code in
+    code-server, maps it with ``asExternalUri`` and opens it itself)."""
 
     job_id: str | None = None
+    open: bool = True
 
     def check(self) -> str | None:
         return "jobId is empty" if self.job_id is not None and not self.job_id.strip() else None

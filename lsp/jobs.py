@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("troupe.lsp")
 
 YES, NO, TEAM_DECIDES = "Yes", "No", "Let the team decide"
-APPLY, DISCARD, LATER = "Apply", "Discard", "Later"
+APPLY, APPLY_ANYWAY, DISCARD, LATER = "Apply", "Apply Anyway", "Discard", "Later"
 ANSWERS = {YES: "Yes.", NO: "No.", TEAM_DECIDES: "No preference: use your best judgement."}
 
 
@@ -66,7 +66,7 @@ class JobFollower:
         except Exception as exc:  # the client refused: work without a progress bar
             log.warning("work done progress refused: %s", exc)
             return None
-        progress.begin(token, types.WorkDoneProgressBegin(title=title, message=f"{job.kind} job {job.id} queued",
+        progress.begin(token, types.WorkDoneProgressBegin(title=title, message=f"{job.title or job.kind} queued",
                                                           cancellable=True))
         def on_cancel(future: Any) -> None:  # the user pressed cancel on the progress
             if future.cancelled():
@@ -168,17 +168,21 @@ class JobFollower:
     async def offer_change(self, job_id: str, data: dict[str, Any]) -> None:
         change_id = str(data.get("change_id"))
         files = [str(f) for f in data.get("files") or []]
+        failed = str(data["tests_failed"]) if data.get("tests_failed") else None  # the daemon's verdict
         self.server.notify("troupe/changeProposed", {"jobId": job_id, "changeId": change_id, "files": files,
-                                                     "diff": data.get("diff", "")})
+                                                     "diff": data.get("diff", ""),
+                                                     **({"testsFailed": failed} if failed else {})})
         if self.server.settings.get("changes") == "notification":
             return
+        where = f"{', '.join(files) or 'no file'} (change {change_id})"
         choice = await self.server.window_show_message_request_async(types.ShowMessageRequestParams(
-            type=types.MessageType.Info,
-            message=f"Troupe proposes a change to {', '.join(files) or 'no file'} (change {change_id}).",
-            actions=[types.MessageActionItem(title=t) for t in (APPLY, DISCARD, LATER)]))
+            type=types.MessageType.Warning if failed else types.MessageType.Info,
+            message=f"Troupe proposes a change to {where}, but its own tests failed: {_short(failed, 200)}"
+            if failed else f"Troupe proposes a change to {where}.",
+            actions=[types.MessageActionItem(title=t) for t in (APPLY_ANYWAY if failed else APPLY, DISCARD, LATER)]))
         title = choice.title if choice is not None else LATER
         try:
-            if title == APPLY:
+            if title in (APPLY, APPLY_ANYWAY):
                 await self.server.apply_change(change_id)
             elif title == DISCARD:
                 await self.server.link.call(lambda c: c.discard_change(change_id))

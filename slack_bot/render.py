@@ -135,9 +135,14 @@ def summary_blocks(job: JobInfo, text: str, change: ChangeInfo | None, *, inline
     blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": cut(head + text)}}]
     if change is not None and inline_diff:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": diff_block(change.diff)}})
+    failed = change.tests_failed if change is not None and change.state == "proposed" else None
+    if failed:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn",
+                                                   "text": cut(f":warning: *Its own tests failed:* {escape(failed)}")}})
     buttons: list[dict[str, Any]] = []
     if change is not None and change.state == "proposed":
-        buttons.append(_button("Apply", APPLY, job.id, style="primary"))
+        buttons.append(_button("Apply anyway", APPLY, job.id) if failed else _button("Apply", APPLY, job.id,
+                                                                                     style="primary"))
         buttons.append(_button("Discard", DISCARD, job.id, style="danger"))
     buttons.append(_button("Details", DETAILS, job.id))
     blocks.append({"type": "actions", "block_id": f"troupe_job_{job.id}", "elements": buttons})

@@ -80,7 +80,7 @@ def register(server: TroupeServer) -> None:
         a = command_argument(ViewerArgs, args or ({},), "troupe.openViewer")
         url = (await _daemon(ls, lambda c: c.viewer_link(a.job_id))).url
         window = ls.client_capabilities.window
-        if not (window and window.show_document and window.show_document.support):
+        if not a.open or not (window and window.show_document and window.show_document.support):
             return {"url": url, "opened": False}  # the client opens it (or shows it)
         shown = await ls.window_show_document_async(types.ShowDocumentParams(uri=url, external=True))
         return {"url": url, "opened": bool(shown and shown.success)}

@@ -42,6 +42,10 @@ async def test_open_viewer_shows_the_link_externally_and_a_finished_job_carries_
     answer = await editor.command("troupe.openViewer", {"jobId": job_id[:8]})
     assert answer["url"].startswith(f"{base}jobs/{job_id}?token=") and answer["opened"] is True
     assert len(editor.client.shown_documents) == 2
+    # open: false (an editor behind a proxy maps the link itself): the link only, nothing shown
+    quiet = await editor.command("troupe.openViewer", {"jobId": job_id[:8], "open": False})
+    assert quiet["url"].startswith(f"{base}jobs/{job_id}?token=") and quiet["opened"] is False
+    assert len(editor.client.shown_documents) == 2
     assert await log_in(answer["url"])  # a working one-time link
 
     for bad, message in (({"jobId": 5}, "jobId"), ({"jobId": "zzzz-none"}, "no job with an id starting")):

@@ -134,3 +134,21 @@ async def test_the_repository_comes_from_the_channel_map_or_the_only_one_registe
     assert await bot(["/a", "/b"], {"C1": "/b"})._workspace_for("C1") == "/b"
     assert await bot(["/only"], {})._workspace_for("C7") == "/only"
     assert await bot(["/a", "/b"], {})._workspace_for("C7") is None  # ambiguous: the requester is asked
+
+
+def test_a_change_whose_own_tests_failed_is_offered_with_a_warning_and_apply_anyway() -> None:
+    from daemon.api.protocol import ChangeInfo, JobInfo
+    from slack_bot.render import summary_blocks
+
+    job = JobInfo(id="j1", kind="change", state="succeeded", priority=20)
+    failed = ChangeInfo(id="c1", job_id="j1", state="proposed", diff="+x\n",
+                        tests_failed="Tests FAILED: 1 failed, 1 passed (pytest, 0.4 s)")
+    blocks = summary_blocks(job, "done", failed, inline_diff=False, requester=None)
+    texts = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+    labels = [e["text"]["text"] for b in blocks if b["type"] == "actions" for e in b["elements"]]
+    assert ":warning: *Its own tests failed:* Tests FAILED: 1 failed, 1 passed (pytest, 0.4 s)" in texts
+    assert labels == ["Apply anyway", "Discard", "Details"]
+    passed = ChangeInfo(id="c2", job_id="j1", state="proposed", diff="+x\n")
+    labels = [e["text"]["text"] for b in summary_blocks(job, "done", passed, inline_diff=False, requester=None)
+              if b["type"] == "actions" for e in b["elements"]]
+    assert labels == ["Apply", "Discard", "Details"]

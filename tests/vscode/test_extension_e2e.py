@@ -2,7 +2,8 @@
 (VS Code 1.100) in headless Chromium against a real daemon and the fake LLM server: the .vsix
 installed, a Python file edited and saved, the Troupe diagnostic in the Problems panel, "Troupe:
 Ask the Team" from the command palette with progress, the proposed change applied from the chat
-view and on disk. About 30 s once the tools are installed; skipped, saying why, when they are not
+view and on disk, and "Troupe: Open Run Viewer" showing the job page through code-server's
+``/proxy/<port>/`` (the extension maps the link with ``asExternalUri``). About 30 s once the tools are installed; skipped, saying why, when they are not
 (``vscode-extension/e2e/install-code-server.sh ~/.cache/troupe-vscode-e2e`` installs them).
 """
 
@@ -59,5 +60,6 @@ def test_the_extension_shows_a_review_and_applies_the_teams_change_in_a_real_vs_
     summary = json.loads(next(line for line in reversed(proc.stdout.splitlines()) if line.startswith("{")))
     assert summary["ok"] is True
     assert summary["diagnosticMs"] > 0 and summary["appliedOnDiskMs"] > 0
-    for name in ("1-problems.png", "2-progress.png", "3-applied.png"):
+    assert summary["viewerMs"] > 0 and summary["viewerPath"].startswith("/proxy/")  # code-server is the host
+    for name in ("1-problems.png", "2-progress.png", "3-applied.png", "5-viewer.png"):
         assert (ARTIFACTS / name).stat().st_size > 10_000, f"{name} is missing or empty"

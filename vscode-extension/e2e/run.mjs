@@ -12,8 +12,10 @@
 //      "Propose a change"; waits for the status bar to show the team's phase -> 2-progress.png
 //   4. clicks Apply on the proposed diff in the Troupe chat view (a webview); waits for the fix
 //      in calc.py ON DISK                                                 -> 3-applied.png
-//   5. "Troupe: Dismiss Finding" on the finding left (picked, with a reason): it leaves Problems
-//   6. "Troupe: Show Jobs" lists the job (-> 4-jobs.png); "Troupe: Open Experience" opens results
+//   5. "Troupe: Open Run Viewer" on the change job: a browser tab on code-server's
+//      /proxy/<daemon port>/viewer/jobs/<id> shows the job page, its login spent -> 5-viewer.png
+//   6. "Troupe: Dismiss Finding" on the finding left (picked, with a reason): it leaves Problems
+//   7. "Troupe: Show Jobs" lists the job (-> 4-jobs.png); "Troupe: Open Experience" opens results
 // Exit 0 = pass. The last line is a JSON summary with the timings.
 //
 // Env: CS_DIR (code-server install), VSIX, WORKSPACE (a git repo with calc.py), TROUPE_HOME
@@ -269,7 +271,46 @@ async function main() {
   const disk = fs.readFileSync(calc, 'utf8');
   if (disk.includes('return a - b')) throw new Error(`calc.py still has the bug:\n${disk}`);
 
-  // --- 5. Dismiss Finding: the ruff finding left, picked from the list, with a reason ---
+  // --- 5. Troupe: Open Run Viewer on the change job: the job page, through code-server's proxy ---
+  // code-server is the host: the browser reaches the daemon's loopback viewer only as
+  // /proxy/<port>/ on code-server's own address (the extension maps it with asExternalUri).
+  t = performance.now();
+  await page.locator('.editor-group-container .monaco-editor .view-lines').first().click();
+  const daemonPort = (await daemonGet('/v1/health')).tcp_port;
+  if (!daemonPort) throw new Error('the daemon has no TCP listener: no run viewer to open');
+  const popup = context.waitForEvent('page', { timeout: TIMEOUT });
+  await runCommand('Troupe: Open Run Viewer');
+  const target = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'change: add() is wrong, fix it' });
+  await target.first().waitFor({ timeout: TIMEOUT });
+  await target.first().click();
+  let opened = false;
+  const confirm = (async () => { // VS Code may ask before it opens a link: say Open
+    while (!opened) {
+      const button = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Open$/ });
+      if (await button.count().catch(() => 0)) await button.first().click().catch(() => {});
+      await sleep(200);
+    }
+  })();
+  const viewer = await popup;
+  opened = true;
+  await confirm;
+  viewer.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`viewer: ${m.text()}`); });
+  const proxied = `/proxy/${daemonPort}/viewer/jobs/`;
+  await waitFor(() => new URL(viewer.url()).pathname.startsWith(proxied) && !viewer.url().includes('token='),
+    `the viewer at ${proxied}… with its one-time code spent (at ${viewer.url()})`);
+  await viewer.locator('#job-kind', { hasText: 'change' }).waitFor({ timeout: TIMEOUT });
+  await viewer.locator('.job-list li', { hasText: 'change: add() is wrong, fix it' }).first().waitFor({ timeout: TIMEOUT });
+  const shownId = (await viewer.locator('#job-id').innerText()).trim();
+  if (!shownId || !new URL(viewer.url()).pathname.endsWith(shownId)) throw new Error(`the viewer shows job '${shownId}'`);
+  timings.viewerMs = ms(t);
+  timings.viewerPath = new URL(viewer.url()).pathname;
+  log(`run viewer on ${timings.viewerPath} (through code-server's proxy) ${timings.viewerMs} ms`);
+  await sleep(300);
+  await viewer.screenshot({ path: path.join(ARTIFACTS, '5-viewer.png') });
+  await viewer.close();
+  await page.bringToFront();
+
+  // --- 6. Dismiss Finding: the ruff finding left, picked from the list, with a reason ---
   t = performance.now();
   await page.locator('.editor-group-container .monaco-editor .view-lines').first().click();
   await runCommand('Troupe: Dismiss Finding');
@@ -282,7 +323,7 @@ async function main() {
   await waitFor(async () => !(await problems.innerText()).includes('imported but unused'), 'F401 to leave Problems');
   timings.dismissMs = ms(t);
 
-  // --- 6. Show Jobs and Open Experience ----------------------------------------------
+  // --- 7. Show Jobs and Open Experience ----------------------------------------------
   t = performance.now();
   await runCommand('Troupe: Show Jobs');
   await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'change: add() is wrong, fix it' })
@@ -298,6 +339,7 @@ async function main() {
   await page.locator('.monaco-editor .view-lines', { hasText: '# Troupe experience: subtracts' }).first()
     .waitFor({ timeout: TIMEOUT });
   timings.jobsAndExperienceMs = ms(t);
+
   timings.statusBar = (await statusText()).trim();
   if (consoleErrors.length) log(`${consoleErrors.length} browser console errors, first:`, consoleErrors.slice(0, 3));
 }

@@ -73,8 +73,9 @@ export function entryFor(event: StreamEvent, jobId: string, entries: readonly Tr
     case "change_proposed": {
       const changeId = String(data["change_id"] ?? "");
       if (entries.some((e) => e.id === `c:${changeId}`)) return undefined;
+      const testsFailed = str(data["tests_failed"]);
       return { id: `c:${changeId}`, kind: "change", changeId, files: strings(data["files"]),
-        diff: str(data["diff"]) ?? "", state: "proposed" };
+        diff: str(data["diff"]) ?? "", state: "proposed", ...(testsFailed ? { testsFailed } : {}) };
     }
     case "finding":
       return { id: `f:${String(data["id"] ?? event.seq ?? entries.length)}`, kind: "finding",
@@ -95,8 +96,9 @@ function firstLine(text: string, limit = 60): string {
   return line.length <= limit ? line : `${line.slice(0, limit - 1)}…`;
 }
 
-/** "ask: why is add() wrong", "review calc.py", "test" */
-export function jobTitle(info: Pick<JobInfo, "kind" | "id" | "request">): string {
+/** The daemon's title ("review on save: calc.py"); from the request only for an older daemon. */
+export function jobTitle(info: Pick<JobInfo, "kind" | "id" | "request" | "title">): string {
+  if (typeof info.title === "string" && info.title.trim()) return info.title;
   const prompt = info.request?.prompt;
   if (typeof prompt === "string" && prompt.trim()) return `${info.kind}: ${firstLine(prompt)}`;
   const files = Array.isArray(info.request?.files) ? info.request.files.filter((f) => typeof f === "string") : [];

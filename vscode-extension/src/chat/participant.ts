@@ -66,7 +66,9 @@ function show(entry: TroupeView.Entry, stream: ChatStream): void {
       if (entry.state !== "proposed") return;
       stream.markdown(`**Proposed change** to ${entry.files.map((f) => `\`${f}\``).join(", ") || "no file"}:\n\n`);
       stream.markdown(fenced(entry.diff, "diff"));
-      stream.button({ command: "troupe.applyProposedChange", title: "Apply", arguments: [{ changeId: entry.changeId }] });
+      if (entry.testsFailed) stream.markdown(`\n⚠ **Its own tests failed:** ${quoted(entry.testsFailed)}\n\n`);
+      stream.button({ command: "troupe.applyProposedChange", title: entry.testsFailed ? "Apply Anyway" : "Apply",
+        arguments: [{ changeId: entry.changeId }] });
       stream.button({ command: "troupe.discardProposedChange", title: "Discard",
         arguments: [{ changeId: entry.changeId }] });
       return;

@@ -18,7 +18,9 @@ declare namespace TroupeView {
       to: string; answer?: string; answeredBy?: string;
     }
     | { id: string; kind: "tool"; tool: string; ok: boolean; summary: string }
-    | { id: string; kind: "change"; changeId: string; files: string[]; diff: string; state: ChangeState; note?: string }
+    | { id: string; kind: "change"; changeId: string; files: string[]; diff: string; state: ChangeState; note?: string;
+        /** The change's own tests failed (the daemon's words): offered with a warning, "Apply Anyway". */
+        testsFailed?: string }
     | { id: string; kind: "finding"; file: string; line: number; severity: string; message: string }
     | { id: string; kind: "state"; state: string; error?: string }
     | { id: string; kind: "result"; text: string }

@@ -104,6 +104,9 @@ export interface Host {
   openSettings(query: string): Promise<void>;
   /** Opens an http(s) URL in the browser (`vscode.env.openExternal`); false when it was not opened. */
   openExternal(url: string): Promise<boolean>;
+  /** The address under which the user's browser reaches a local http(s) address (`vscode.env.asExternalUri`:
+   * the same on a desktop, a forwarded port or a proxy path such as code-server's /proxy/<port>/). */
+  asExternalUri(url: string): Promise<string>;
   /** Opens a new untitled document with this content. */
   showDocument(content: string, language: string): Promise<void>;
 

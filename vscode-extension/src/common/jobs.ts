@@ -132,6 +132,10 @@ export class JobStore {
     switch (event.kind) {
       case "job_state":
         job.state = str(data["state"]) ?? job.state;
+        if (!job.titled && str(data["title"])) { // the daemon's title, on the queued event
+          job.title = str(data["title"])!;
+          job.titled = true;
+        }
         if (!ACTIVE_STATES.includes(job.state)) job.question = undefined;
         break;
       case "phase_started":
@@ -174,7 +178,7 @@ export class JobStore {
     const id = `c:${params.changeId}`;
     if (job.entries.some((e) => e.id === id)) return;
     this.upsert(job, { id, kind: "change", changeId: params.changeId, files: params.files, diff: params.diff,
-      state: "proposed" });
+      state: "proposed", ...(params.testsFailed ? { testsFailed: params.testsFailed } : {}) });
   }
 
   /**

@@ -18,6 +18,7 @@ export interface NoticeDeps {
 export const ANSWER = "Answer…";
 export const SHOW_CHAT = "Show Chat";
 export const APPLY = "Apply";
+export const APPLY_ANYWAY = "Apply Anyway";
 export const DISCARD = "Discard";
 
 function short(text: string, limit = 300): string {
@@ -35,9 +36,11 @@ export async function noticeQuestion(params: QuestionParams, deps: NoticeDeps): 
 export async function noticeChange(params: ChangeProposedParams, deps: NoticeDeps): Promise<void> {
   if (deps.isShowing(params.jobId)) return;
   const files = params.files.length ? params.files.join(", ") : "no file";
-  const choice = await deps.host.showMessage("info", `Troupe proposes a change to ${short(files, 120)}.`,
-    APPLY, DISCARD, SHOW_CHAT);
-  if (choice === APPLY) await deps.apply(params.changeId);
+  const choice = params.testsFailed
+    ? await deps.host.showMessage("warning", `Troupe proposes a change to ${short(files, 120)}, but its own tests ` +
+      `failed: ${short(params.testsFailed, 200)}`, APPLY_ANYWAY, DISCARD, SHOW_CHAT)
+    : await deps.host.showMessage("info", `Troupe proposes a change to ${short(files, 120)}.`, APPLY, DISCARD, SHOW_CHAT);
+  if (choice === APPLY || choice === APPLY_ANYWAY) await deps.apply(params.changeId);
   else if (choice === DISCARD) await deps.discard(params.changeId);
   else if (choice === SHOW_CHAT) deps.showChat(params.jobId);
 }

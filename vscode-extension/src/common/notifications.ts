@@ -56,7 +56,8 @@ export function asQuestion(p: unknown): QuestionParams | undefined {
 export function asChange(p: unknown): ChangeProposedParams | undefined {
   if (!isObj(p) || !isStr(p["jobId"]) || !isStr(p["changeId"])) return undefined;
   const files = Array.isArray(p["files"]) ? p["files"].filter(isStr) : [];
-  return { jobId: p["jobId"], changeId: p["changeId"], files, diff: isStr(p["diff"]) ? p["diff"] : "" };
+  return { jobId: p["jobId"], changeId: p["changeId"], files, diff: isStr(p["diff"]) ? p["diff"] : "",
+    ...(isStr(p["testsFailed"]) && p["testsFailed"] ? { testsFailed: p["testsFailed"] } : {}) };
 }
 
 export function asJob(p: unknown): JobInfo | undefined {

@@ -101,6 +101,10 @@ export interface JobInfo {
   usage?: Usage;
   question?: { question_id: string; text: string } | null;
   last_seq?: number;
+  /** What the job is about, computed by the daemon ("review on save: calc.py"). */
+  title?: string;
+  /** Its own test run failed: the daemon's summary ("Tests FAILED: 1 failed …"). */
+  tests_failed?: string | null;
 }
 
 /** One event of a job (daemon/api/protocol.py StreamEvent), inside `troupe/jobEvent`. */
@@ -130,6 +134,8 @@ export interface ChangeProposedParams {
   changeId: string;
   files: string[];
   diff: string;
+  /** The change's own tests failed (the daemon's summary): offer it with a warning. */
+  testsFailed?: string;
 }
 
 export interface JobFinishedParams {

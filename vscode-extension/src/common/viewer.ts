@@ -2,8 +2,10 @@
  * The daemon's run viewer, opened in the browser.
  *
  * The language server's `troupe.openViewer` asks the daemon for a one-time link (a login, spent
- * at first use, valid 10 minutes) and opens it itself with `window/showDocument` when it can;
- * when it answers `opened: false` the extension opens the URL with `vscode.env.openExternal`.
+ * at first use, valid 10 minutes); the extension asks it not to open the link itself (`open: false`)
+ * and opens it with `vscode.env.openExternal` after mapping it with `vscode.env.asExternalUri`, so that
+ * it works where the browser is not on the daemon's machine (code-server's /proxy/<port>/, a
+ * forwarded port). code-server maps only the origin (path and query dropped): see {@link externalUrl}.
  * `troupe/jobFinished` brings such a link along (`viewerUrl`): the chat view's "Open in viewer"
  * uses it once, while it is fresh, and asks the server for a new one after that.
  *
@@ -36,7 +38,7 @@ export function asViewerAnswer(value: unknown): ViewerAnswer | undefined {
 }
 
 export interface ViewerDeps {
-  host: Pick<Host, "openExternal">;
+  host: Pick<Host, "openExternal" | "asExternalUri">;
   team: { executeCommand<T>(command: string, argument: object): Promise<T> };
   log: Log;
   /** The unspent link `troupe/jobFinished` brought for the job, taken (JobStore.takeViewerLink). */
@@ -51,7 +53,7 @@ export interface ViewerDeps {
 export async function openViewer(deps: ViewerDeps, jobId?: string): Promise<boolean> {
   let raw: unknown;
   try {
-    raw = await deps.team.executeCommand<unknown>(Commands.openViewer, jobId ? { jobId } : {});
+    raw = await deps.team.executeCommand<unknown>(Commands.openViewer, jobId ? { jobId, open: false } : { open: false });
   } catch (error) {
     // pygls answers an unknown command with "Command name '…' is not defined" (invalid params).
     if (/openViewer\b.*not defined/.test(describeError(error))) {
@@ -72,8 +74,23 @@ export async function openJobViewer(deps: ViewerDeps, jobId: string): Promise<bo
   return await openViewer(deps, jobId);
 }
 
+/**
+ * The link as the user's browser must open it: the daemon's origin mapped by `asExternalUri`, then
+ * the link's own path and query under what it answered (`http://127.0.0.1:8765/viewer/jobs/j?token=t`
+ * behind code-server: `https://cs.example/proxy/8765/viewer/jobs/j?token=t`).
+ */
+export async function externalUrl(host: Pick<Host, "asExternalUri">, url: string): Promise<string> {
+  const link = new URL(url);
+  const mapped = asViewerUrl(await host.asExternalUri(`${link.protocol}//${link.host}/`));
+  if (!mapped) return url;
+  const base = new URL(mapped);
+  base.pathname = `${base.pathname.replace(/\/+$/, "")}${link.pathname}`;
+  base.search = link.search;
+  return base.toString();
+}
+
 async function openLink(deps: ViewerDeps, url: string): Promise<boolean> {
-  const opened = await deps.host.openExternal(url);
+  const opened = await deps.host.openExternal(await externalUrl(deps.host, url));
   // The URL carries a login code: never logged.
   if (!opened) deps.log.info("the run viewer link was not opened (the browser refused or the user declined)");
   return opened;

@@ -135,6 +135,7 @@ export function createHost(context: vscode.ExtensionContext): Host {
     showMessage: async (kind, message, ...actions) => await show[kind](message, ...actions),
     openSettings: async (query) => { await vscode.commands.executeCommand("workbench.action.openSettings", query); },
     openExternal: async (url) => await vscode.env.openExternal(vscode.Uri.parse(url, true)),
+    asExternalUri: async (url) => (await vscode.env.asExternalUri(vscode.Uri.parse(url, true))).toString(true),
     showDocument: async (content, language) => {
       const doc = await vscode.workspace.openTextDocument({ content, language });
       await vscode.window.showTextDocument(doc, { preview: false });

@@ -140,6 +140,12 @@ export class FakeHost implements Host {
     this.external.push(url);
     return this.externalAnswer;
   }
+  /** asExternalUri as code-server answers it: its proxy address for the port, path and query dropped. */
+  proxy?: string;
+  async asExternalUri(url: string): Promise<string> {
+    if (!this.proxy) return url;
+    return `${this.proxy}/proxy/${new URL(url).port}/`;
+  }
   async showDocument(content: string, language: string): Promise<void> { this.documents.push({ content, language }); }
   activeEditor(): EditorContext | undefined { return this.editor; }
   diagnostics(uri: string): DiagnosticInfo[] { return this.diagnosticsByUri.get(uri) ?? []; }

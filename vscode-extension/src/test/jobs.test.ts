@@ -27,6 +27,19 @@ describe("the job store", () => {
     assert.deepEqual(store.active().map((j) => j.id), ["j1"]);
   });
 
+  it("titles a job it only sees through events (a save's review) with the daemon's title, never its id", () => {
+    const store = new JobStore();
+    store.onEvent(ev("job_state", { state: "queued", title: "review on save: calc.py" }, { job_id: "s1" }));
+    store.onEvent(ev("change_proposed", { change_id: "c9", files: ["calc.py"], diff: "",
+      tests_failed: "Tests FAILED: 1 failed" }, { job_id: "s1" }));
+    const job = store.get("s1")!;
+    assert.equal(job.title, "review on save: calc.py");
+    assert.equal(jobTitle({ kind: "review", id: "s1", request: { files: ["x.py"] }, title: "review on save: x.py" }),
+      "review on save: x.py");
+    const change = job.entries.find((e) => e.kind === "change");
+    assert.ok(change && change.kind === "change" && change.testsFailed === "Tests FAILED: 1 failed");
+  });
+
   it("keeps the team's question pending until it is answered", () => {
     const store = new JobStore();
     store.onEvent(ev("question", { question_id: "q1", text: "Keep the old API?", to: "human" }, { role: "programmer" }));

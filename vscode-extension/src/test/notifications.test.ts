@@ -2,7 +2,7 @@ import * as assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import { JobStore } from "../common/jobs";
-import { ANSWER, APPLY, DISCARD, SHOW_CHAT, noticeChange, noticeQuestion, type NoticeDeps } from "../common/notices";
+import { ANSWER, APPLY, APPLY_ANYWAY, DISCARD, SHOW_CHAT, noticeChange, noticeQuestion, type NoticeDeps } from "../common/notices";
 import { routeNotifications } from "../common/notifications";
 import type { ChangeProposedParams, QuestionParams, ServerStatus } from "../common/protocol";
 import { FakeConnection, FakeHost, FakeLog } from "./fakes";
@@ -82,6 +82,16 @@ describe("notices", () => {
     assert.deepEqual(host.messages[0], { kind: "info", message: "Troupe proposes a change to calc.py, util.py.",
       actions: [APPLY, DISCARD, SHOW_CHAT] });
     assert.deepEqual(calls, ["apply c1", "discard c1"]);
+  });
+
+  it("offer a change whose own tests failed as a warning with Apply Anyway, never a plain Apply", async () => {
+    const { host, calls, deps } = notices();
+    host.messageAnswers.push(APPLY_ANYWAY);
+    await noticeChange({ jobId: "j1", changeId: "c1", files: ["calc.py"], diff: "",
+      testsFailed: "Tests FAILED: 1 failed, 1 passed (pytest, 0.4 s)" }, deps);
+    assert.deepEqual(host.messages[0], { kind: "warning", message: "Troupe proposes a change to calc.py, but its own " +
+      "tests failed: Tests FAILED: 1 failed, 1 passed (pytest, 0.4 s)", actions: [APPLY_ANYWAY, DISCARD, SHOW_CHAT] });
+    assert.deepEqual(calls, ["apply c1"]);
   });
 
   it("stay quiet when the chat view already shows that job", async () => {

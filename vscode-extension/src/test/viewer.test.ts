@@ -7,7 +7,7 @@ import { Ids, TroupeCommands } from "../common/commands";
 import { JobStore } from "../common/jobs";
 import { asJobFinished, routeNotifications } from "../common/notifications";
 import type { JobInfo } from "../common/protocol";
-import { VIEWER_LINK_TTL_MS, asViewerAnswer, asViewerUrl, openViewer } from "../common/viewer";
+import { VIEWER_LINK_TTL_MS, asViewerAnswer, asViewerUrl, externalUrl, openViewer } from "../common/viewer";
 import { FakeConnection, FakeHost, FakeLog, type FakePanel, pickLabel, rpcError, tick } from "./fakes";
 
 const LINK = "http://127.0.0.1:41234/viewer/jobs/j1?token=0a1b2c";
@@ -100,7 +100,7 @@ describe("opening the run viewer through the server", () => {
     const server = new FakeConnection();
     server.answers.set("troupe.openViewer", { url: LINK, opened: true });
     assert.equal(await openViewer(deps(server, host), "j1"), true);
-    assert.deepEqual(server.commands, [{ command: "troupe.openViewer", argument: { jobId: "j1" } }]);
+    assert.deepEqual(server.commands, [{ command: "troupe.openViewer", argument: { jobId: "j1", open: false } }]);
     assert.deepEqual(host.external, []);
   });
 
@@ -109,10 +109,20 @@ describe("opening the run viewer through the server", () => {
     const server = new FakeConnection();
     server.answers.set("troupe.openViewer", { url: LIST, opened: false });
     assert.equal(await openViewer(deps(server, host)), true);
-    assert.deepEqual(server.commands, [{ command: "troupe.openViewer", argument: {} }]);
+    assert.deepEqual(server.commands, [{ command: "troupe.openViewer", argument: { open: false } }]);
     assert.deepEqual(host.external, [LIST]);
     host.externalAnswer = false;
     assert.equal(await openViewer(deps(server, host)), false);
+  });
+
+  it("opens the link under the address asExternalUri gives the daemon's port, path and login kept", async () => {
+    const host = new FakeHost();
+    host.proxy = "https://cs.example:8443";  // code-server: /proxy/<port>/, the path and the query dropped
+    const server = new FakeConnection();
+    server.answers.set("troupe.openViewer", { url: LINK, opened: false });
+    assert.equal(await openViewer(deps(server, host), "j1"), true);
+    assert.deepEqual(host.external, ["https://cs.example:8443/proxy/41234/viewer/jobs/j1?token=0a1b2c"]);
+    assert.equal(await externalUrl(new FakeHost(), LINK), LINK);  // a desktop VS Code: unchanged
   });
 
   it("never opens anything but an http(s) URL, and explains an old server", async () => {
@@ -134,7 +144,7 @@ describe("Troupe: Open Run Viewer", () => {
     server.answers.set("troupe.openViewer", { url: LIST, opened: false });
     assert.equal(await host.run(Ids.openRunViewer), true);
     assert.deepEqual(host.picks, []);
-    assert.deepEqual(server.commands, [{ command: "troupe.openViewer", argument: {} }]);
+    assert.deepEqual(server.commands, [{ command: "troupe.openViewer", argument: { open: false } }]);
     assert.deepEqual(host.external, [LIST]);
   });
 
@@ -152,7 +162,7 @@ describe("Troupe: Open Run Viewer", () => {
     ]);
     await host.run(Ids.openRunViewer);
     assert.equal(await host.run(Ids.openRunViewer), false, "Escape opens nothing");
-    assert.deepEqual(server.commands.map((c) => c.argument), [{ jobId: "j2" }, {}]);
+    assert.deepEqual(server.commands.map((c) => c.argument), [{ jobId: "j2", open: false }, { open: false }]);
     assert.deepEqual(host.external, []);
   });
 
@@ -166,7 +176,7 @@ describe("Troupe: Open Run Viewer", () => {
     assert.equal(host.picks[0]!.items[0]!.description, "the job in the chat");
     await host.run(Ids.openRunViewer, { jobId: "abc123" });
     await host.run(Ids.openRunViewer, {});
-    assert.deepEqual(server.commands.map((c) => c.argument), [{ jobId: "j1" }, { jobId: "abc123" }, {}]);
+    assert.deepEqual(server.commands.map((c) => c.argument), [{ jobId: "j1", open: false }, { jobId: "abc123", open: false }, { open: false }]);
     assert.equal(host.picks.length, 1);
   });
 
@@ -214,7 +224,7 @@ describe("the chat view's 'Open in viewer'", () => {
     assert.deepEqual(server.commands, []);
     webview.send({ type: "openViewer", jobId: "j1" });
     await tick();
-    assert.deepEqual(server.commands, [{ command: "troupe.openViewer", argument: { jobId: "j1" } }]);
+    assert.deepEqual(server.commands, [{ command: "troupe.openViewer", argument: { jobId: "j1", open: false } }]);
     assert.deepEqual(host.external, [LINK, FRESH]);
   });
 

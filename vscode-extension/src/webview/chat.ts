@@ -110,10 +110,15 @@ declare function acquireVsCodeApi(): { postMessage(message: TroupeView.FromWebvi
         box.append(el("div", "who", `Proposed change to ${entry.files.join(", ") || "no file"} (${entry.state})`),
           diffView(entry.diff));
         if (entry.note) box.append(el("div", "note", entry.note));
+        if (entry.testsFailed && entry.state === "proposed") {
+          box.classList.add("tests-failed");
+          box.append(el("div", "warning", `⚠ Its own tests failed: ${entry.testsFailed}`));
+        }
         if (entry.state === "proposed") {
           const actions = el("div", "actions");
           actions.append(
-            button("Apply", () => vscode.postMessage({ type: "apply", changeId: entry.changeId })),
+            button(entry.testsFailed ? "Apply Anyway" : "Apply",
+              () => vscode.postMessage({ type: "apply", changeId: entry.changeId })),
             button("Discard", () => vscode.postMessage({ type: "discard", changeId: entry.changeId }), true));
           box.append(actions);
         }
