@@ -105,3 +105,44 @@ async def test_a_content_length_that_lies_gets_a_prompt_408_and_no_unexpected_er
         assert (await client.health()).api_version == 1
     daemon.stop()
     assert "unexpected error" not in daemon.stderr() and "Traceback" not in daemon.stderr()
+
+
+async def test_the_client_reads_an_event_line_longer_than_aiohttps_line_limit(home: Any) -> None:
+    """A 3 MB event line (the daemon clips far below that; an older daemon did not) is read whole,
+    and one over the client's own limit is skipped while the stream goes on."""
+    from aiohttp import web
+
+    from daemon.client import DaemonClient, sse_lines
+
+    big = {"kind": "message", "data": {"text": "x" * 3_000_000}, "job_id": "j1", "seq": 1}
+    done = {"kind": "job_state", "data": {"state": "succeeded"}, "job_id": "j1", "seq": 2}
+
+    async def stream(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for event in (big, done):
+            await response.write(f"id: {event['seq']}\nevent: {event['kind']}\ndata: {json.dumps(event)}\n\n".encode())
+        return response
+
+    app = web.Application()
+    app.router.add_get("/v1/jobs/j1/events", stream)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.UnixSite(runner, str(home / "fake.sock")).start()
+    try:
+        async with DaemonClient(home / "fake.sock", autostart=False, retries=0) as client:
+            events = [e async for e in client.events("j1")]
+    finally:
+        await runner.cleanup()
+    assert [e.kind for e in events] == ["message", "job_state"] and len(events[0].data["text"]) == 3_000_000
+
+    class Chunks:
+        def __init__(self, chunks: list[bytes]) -> None:
+            self.chunks = chunks
+
+        async def iter_any(self) -> Any:
+            for chunk in self.chunks:
+                yield chunk
+
+    lines = [line async for line in sse_lines(Chunks([b"a\nbb", b"b" * 50, b"b\ncc", b"c\n"]), limit=20)]  # type: ignore[arg-type]
+    assert lines == [b"a", b"ccc"]  # the 53-byte line was skipped whole
