@@ -56,7 +56,8 @@ class ProgressBar:
             if done == total:
                 self.stream.write("\n")
         else:
-            why = f" — {result.error}" if result.error else ""
+            first = (result.error or "").strip().splitlines()[:1]
+            why = f" — {first[0][:200]}" if first else ""
             self.stream.write(f"{self.suite} {done}/{total} {result.item} {result.row}: {mark} "
                               f"({result.seconds:.1f}s){why}\n")
         self.stream.flush()
