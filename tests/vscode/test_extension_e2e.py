@@ -3,7 +3,8 @@
 installed, a Python file edited and saved, the Troupe diagnostic in the Problems panel, "Troupe:
 Ask the Team" from the command palette with progress, the proposed change applied from the chat
 view and on disk, and "Troupe: Open Run Viewer" showing the job page through code-server's
-``/proxy/<port>/`` (the extension maps the link with ``asExternalUri``). About 30 s once the tools are installed; skipped, saying why, when they are not
+``/proxy/<port>/`` (the extension maps the link with ``asExternalUri``). About 30 s once the tools
+are installed; skipped, saying why, when they are not
 (``vscode-extension/e2e/install-code-server.sh ~/.cache/troupe-vscode-e2e`` installs them).
 """
 
