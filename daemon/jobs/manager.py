@@ -3,9 +3,9 @@
 The store *is* the queue: a submitted job is a ``queued`` row, and a worker slot claims the
 most urgent one (highest priority, then oldest) atomically, so nothing is lost when the daemon
 dies. Besides the ``concurrency`` slots any job may take, ``reserved`` slots run only
-interactive jobs (ask, change, build: a person is waiting), so they never wait behind
-background reviews. On start-up, jobs a crash left ``running`` are resumed from their checkpoint when the
-executor can resume, or failed with the reason; ``waiting_for_answer`` jobs keep waiting.
+interactive jobs (:mod:`daemon.jobs.slots`). On start-up, jobs a crash left ``running`` are
+resumed from their checkpoint when the executor can resume, or failed with the reason;
+``waiting_for_answer`` jobs keep waiting.
 """
 
 from __future__ import annotations
@@ -17,33 +17,29 @@ import time
 from pathlib import Path
 from typing import Any
 
-from daemon.api.protocol import ACTIVE_STATES, PRIORITIES, ProtocolError, StreamEvent, SubmitJob
+from daemon.api.protocol import ACTIVE_STATES, ProtocolError, StreamEvent, SubmitJob
 from daemon.api.views import job_title, tests_failed
 from daemon.events import Event, EventKind
 from daemon.jobs.executor import JobExecutor, JobResult, RunningJob
 from daemon.jobs.hub import EventHub
 from daemon.jobs.newest import superseding
 from daemon.jobs.questions import QuestionBook
+from daemon.jobs.slots import WorkerSlots
 from daemon.redact import redact
 from storage.errors import StaleReview
 
 log = logging.getLogger("troupe.jobs")
 
 MAX_RESUMES = 3  # a job that keeps killing the daemon is failed instead of resumed forever
-INTERACTIVE = PRIORITIES["interactive"]
-SHARED, RESERVED = "shared", "reserved"
 
 
 class JobManager:
     def __init__(self, store: Any, hub: EventHub, executor: JobExecutor, *, concurrency: int = 2,
                  reserved: int = 2) -> None:
         self.store, self.hub, self.executor = store, hub, executor
-        self.concurrency = max(1, concurrency)
-        self.reserved = max(0, reserved)
+        self.slots = WorkerSlots(concurrency, reserved)
         self._wakeup = asyncio.Event()
-        self._freed = asyncio.Event()  # a slot was given back
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._holding: dict[str, str] = {}  # running job -> the lane of the worker slot it holds
         self._cancel_reasons: dict[str, str] = {}
         self._content: dict[str, dict[str, tuple[str, float]]] = {}  # job -> what its review read
         self._books: dict[str, QuestionBook] = {}
@@ -205,39 +201,22 @@ class JobManager:
 
     # ---------------------------------------------------------------- running
 
-    def _free_lane(self, priority: int) -> str | None:
-        """The lane of a free worker slot a job of this priority may take, or None."""
-        lanes = list(self._holding.values())
-        if lanes.count(SHARED) < self.concurrency:
-            return SHARED
-        if priority >= INTERACTIVE and lanes.count(RESERVED) < self.reserved:
-            return RESERVED
-        return None
-
-    async def _hold(self, job_id: str, priority: int) -> None:
-        """Wait for a worker slot for this job (one that answered a question, going on)."""
-        while (lane := self._free_lane(priority)) is None:
-            self._freed.clear()
-            await self._freed.wait()
-        self._holding[job_id] = lane
-
     async def _dispatch(self) -> None:
         while True:
             self._wakeup.clear()
-            lane = self._free_lane(INTERACTIVE)
+            lane = self.slots.free_lane()
             if lane is None:
                 await self._wakeup.wait()
                 continue
-            claiming = f"claiming-{id(lane)}"
-            self._holding[claiming] = lane  # held while the store is asked, so nobody else takes it
+            self.slots.take("claiming", lane)  # held while the store is asked, so nobody else takes it
             try:
-                job = await self.store.claim_next_job(min_priority=INTERACTIVE if lane == RESERVED else None)
+                job = await self.store.claim_next_job(min_priority=self.slots.min_priority(lane))
             finally:
-                del self._holding[claiming]
+                self.slots.release("claiming")
             if job is None:
                 await self._wakeup.wait()
                 continue
-            self._holding[job.id] = lane
+            self.slots.take(job.id, lane)
             self._tasks[job.id] = asyncio.create_task(self._run(job), name=f"troupe-job-{job.id}")
 
     async def _run(self, job: Any) -> None:
@@ -284,7 +263,7 @@ class JobManager:
             assert pending.future is not None
             answer = await pending.future
             book.pending = None
-            await self._hold(job.id, job.priority)
+            await self.slots.wait_for(job.id, job.priority)
             await self.store.set_job_state(job.id, "running")
             await emit(Event(EventKind.JOB_STATE, {"state": "running"}))
             return answer
@@ -305,8 +284,7 @@ class JobManager:
             await self._finish(job.id, wid, "failed", error=f"{type(exc).__name__}: {exc}")
 
     def _release(self, job_id: str) -> None:
-        if self._holding.pop(job_id, None) is not None:
-            self._freed.set()
+        if self.slots.release(job_id):
             self._wakeup.set()
 
     async def _interrupted(self, job: Any, book: QuestionBook) -> None:
