@@ -31,7 +31,8 @@ def prose_lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 def find_conclusion(text: str, marker: str) -> str | None:
-    """Text after the marker when a line starts with it (or the last line contains it); else None."""
+    """Text after the marker when a line starts with it (or with ``INFO:``, the marker ``<INFO>``
+    without brackets; or the last line contains it); else None."""
     lines = text.splitlines()
     prose = list(prose_lines(text))
     key = marker.lower()
@@ -40,6 +41,12 @@ def find_conclusion(text: str, marker: str) -> str | None:
         stripped = line.lstrip(_DECOR)
         if stripped.lower().startswith(key):
             found = (i, len(line) - len(stripped) + len(marker))
+    bare = marker.strip("<>") + ":" if marker.startswith("<") and marker.endswith(">") else None
+    if found is None and bare:  # "INFO: the plan": the marker without its brackets (small models drop them)
+        for i, line in prose:
+            stripped = line.lstrip(_DECOR)
+            if stripped.startswith(bare):
+                found = (i, len(line) - len(stripped) + len(bare))
     if found is None:
         tail = [(i, line) for i, line in prose if line.strip()][-1:]
         for i, line in tail:

@@ -148,3 +148,10 @@ def test_markers_inside_code_fences_do_not_count():
     assert find_question("```python\n# QUESTION: x\n```") is None
     assert find_question("**Question:** Which Python version?") == "Which Python version?"
     assert find_conclusion("Looks good to me. <INFO> Finished", "<INFO>") == "Finished"
+
+
+def test_the_marker_without_its_brackets_still_concludes():
+    # the bundled 0.5B model, verbatim: "INFO: Change all occurrences ..."
+    assert find_conclusion("INFO: Change has_close_elements.py", "<INFO>") == "Change has_close_elements.py"
+    assert find_conclusion("Some info: not a marker", "<INFO>") is None
+    assert find_conclusion("```\nINFO: in code\n```", "<INFO>") is None
