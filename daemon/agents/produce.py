@@ -90,7 +90,7 @@ class Producer:
             raise PhaseFailed(f"phase {phase.name!r} writes code but the job has no workspace copy")
         focus = self.bench.focus_files()
         default = focus[0] if len(focus) == 1 else None
-        reply = result.last_reply
+        reply, warnings = result.last_reply, []
         for attempt in range(phase.max_retries + 1):
             try:
                 if getattr(reply, "cut_at_cap", False):
@@ -107,15 +107,24 @@ class Producer:
                 if not phase.new_files:
                     self.refuse_new_files([e.path for e in edits if e.kind != "delete"])
                 changed = apply_edits(scratch, edits)
-                break
+                if changed or attempt == phase.max_retries:
+                    break
+                same = ", ".join(dict.fromkeys(e.path for e in edits))
+                reply = await dialogue.correct(f"Your reply leaves {same} exactly as it was: nothing changed. "
+                                               "Change the lines that are wrong, and send the file again.")
+                continue
             except (EditParseError, EditApplyError, PathOutsideWorkspace, NotEditable) as exc:
                 if attempt == phase.max_retries:
                     raise PhaseFailed(f"phase {phase.name!r}: the {phase.assistant}'s edits could not be used after "
                                       f"{attempt + 1} tries; last problem: {exc}") from None
                 reply = await dialogue.correct(f"Your edits were not applied. {exc}")
         await self.record_state(phase, dialogue.prompt, changed)
+        if not changed:
+            warnings.append(f"phase {phase.name!r}: the {phase.assistant}'s edits changed no file after "
+                            f"{phase.max_retries + 1} tries")
+            await self._say(EventKind.LOG, {"level": "warning", "text": warnings[-1]}, phase.assistant)
         summary = f"changed {', '.join(changed)}" if changed else "no file changed"
-        return Product(summary, changed=changed)
+        return Product(summary, changed=changed, warnings=warnings)
 
     def refuse_new_files(self, paths: list[str]) -> None:
         """A phase that may only fix what exists (``new_files = false``) gets no invented files."""

@@ -154,3 +154,16 @@ async def test_a_one_file_fix_is_asked_for_the_whole_file_without_examples_to_co
     correction = fake_llm.requests[2].last_user
     assert "holds the words <the complete content of the file> from the format instead of real code" in correction
     assert "+    return a + b" in outcome.change.diff
+
+
+async def test_code_that_changes_nothing_is_sent_back(fake_llm, make_runner, tmp_path):
+    buggy = "def add(a, b):\n    return a - b\n"
+    repo = write_tree(tmp_path / "repo", {"calc.py": buggy})
+    fake_llm.add_rule("<INFO> calc.py: return a + b", user="List the files to change")
+    fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
+    fake_llm.enqueue(f"```python calc.py\n{buggy}```", "```python calc.py\ndef add(a, b):\n    return a + b\n```")
+    outcome = await make_runner().run(JobSpec(chain="change", task="add() subtracts; fix it", workspace=repo,
+                                              files=["calc.py"]))
+    assert outcome.status == "succeeded", outcome.error
+    assert fake_llm.requests[2].last_user.startswith("Your reply leaves calc.py exactly as it was: nothing changed.")
+    assert "+    return a + b" in outcome.change.diff and outcome.warnings == []

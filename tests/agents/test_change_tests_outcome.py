@@ -4,6 +4,8 @@ files that exist instead of inventing new ones."""
 
 from __future__ import annotations
 
+import itertools
+
 from daemon.agents.job import JobSpec
 from daemon.events import EventKind
 from tests.agents.conftest import write_tree
@@ -43,7 +45,8 @@ async def test_without_tests_the_test_loop_is_skipped_with_the_reason(fake_llm, 
 async def test_a_change_that_leaves_the_tests_failing_says_so(fake_llm, make_runner, recorder, tmp_path):
     repo = write_tree(tmp_path / "repo", {"gcd.py": BUGGY, "test_gcd.py": TEST})
     script(fake_llm, whole("gcd.py", BUGGY.replace("-a", "-a  # fixed")))
-    fake_llm.add_rule(whole("gcd.py", BUGGY.replace("-a", "-1 * a")), user=FIX_PROMPT)
+    tries = itertools.count(1)  # each fix changes the file, but none fixes it
+    fake_llm.add_rule(lambda body: whole("gcd.py", BUGGY.replace("-a", f"-a  # try {next(tries)}")), user=FIX_PROMPT)
     outcome = await make_runner().run(JobSpec(chain="change", task=TASK, workspace=repo))
     assert outcome.status == "succeeded", outcome.error  # the change is still offered, with the truth about it
     assert outcome.tests == "failed" and outcome.summary()["tests"] == "failed"
