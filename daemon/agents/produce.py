@@ -234,8 +234,9 @@ class Producer:
                 problems += ([shape] if shape else []) + citation_problems(text, self.bench.read)
             if not problems or attempt == phase.max_retries:
                 break
-            correction = " ".join(problems) if len(problems) == 1 else "Your answer is not usable: " + "; ".join(
-                problems) + ". Answer again, citing only files and lines that exist."
+            correction = " ".join(p if p.endswith(".") else p[0].upper() + p[1:] + "." for p in problems)
+            if len(problems) > 1 or problems[0].startswith("the answer cites"):
+                correction += " Answer again, citing only files and lines that exist."
             reply = await dialogue.correct(correction)
             found = find_conclusion(reply, phase.marker)
             text, concluded = (found if found is not None else reply).strip(), found is not None
