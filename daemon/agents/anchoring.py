@@ -128,10 +128,16 @@ def _mentioned(message: str, names: dict[int, set[str]]) -> set[str]:
     return {w for w in set(_IDENT.findall(message)) & known if len(w) > 1 and w.lower() not in _WORDS}
 
 
-def _is_code(fix: str) -> bool:
-    """A fix that reads like a line of code, not a sentence about one."""
-    words = fix.split()
-    return bool(words) and (bool(re.search(r"[=()\[\]{}:+*/<>%-]", fix)) or len(words) <= 3)
+_PROSE_START = re.compile(r"^\W*(in|change|add|remove|replace|use|the|this|it|should|make|ensure|fix|update|"
+                          r"instead|you|we|to)\b", re.IGNORECASE)
+
+
+def is_code(fix: str) -> bool:
+    """A fix that reads like a line of code, not a sentence about one ("In line 14, change ...")."""
+    text = fix.strip()
+    if not text or _PROSE_START.match(text) or re.search(r"\bline \d+", text, re.IGNORECASE):
+        return False
+    return bool(re.search(r"[=()\[\]{}:+*/<>%-]", text)) or len(text.split()) <= 3
 
 
 def anchor_line(lines: list[str], start: int, fix: str | None, message: str) -> tuple[int | None, str]:
@@ -141,7 +147,7 @@ def anchor_line(lines: list[str], start: int, fix: str | None, message: str) -> 
     a blank line, or no line near it with the code the finding is about."""
     window = range(max(1, start - NEAR), min(len(lines), start + NEAR) + 1)
     fixed = first_code_line(fix or "")
-    if fixed and _is_code(fixed):
+    if fixed and is_code(fixed):
         scores = {n: _alike(lines[n - 1], fixed) for n in window if lines[n - 1].strip()}
         if scores:
             best = max(scores, key=lambda n: (scores[n], -abs(n - start)))
@@ -150,7 +156,7 @@ def anchor_line(lines: list[str], start: int, fix: str | None, message: str) -> 
             if scores.get(start, 0.0) >= _FIX_ALIKE:
                 return start, ""
     names, code = code_names(lines)
-    said = _mentioned(message + " " + (fixed if not _is_code(fixed) else ""), names)
+    said = _mentioned(message + " " + (fixed if not is_code(fixed) else ""), names)
     if said:
         holding = [n for n in window if names.get(n, set()) & said]
         if not holding:

@@ -30,6 +30,7 @@ from daemon.agents.anchoring import (
     find_code,
     first_code_line,
     indented_like,
+    is_code,
     line_has,
     quote_end,
 )
@@ -276,6 +277,8 @@ def validate_findings(raw: list[dict[str, Any]], read: Callable[[str], str | Non
             end, start = anchored + max(0, (end or start) - start), anchored
         assert start is not None
         end = min(max(end or start, start), len(lines))
+        if isinstance(replacement, str) and "\n" not in replacement.strip() and not is_code(replacement):
+            replacement = None  # a sentence about the fix, not the fixed line: nothing to apply
         replacement = indented_like(replacement, lines[start - 1]) if isinstance(replacement, str) else None
         kept.append(Finding(path, start, end, _severity(item.get("severity")),
                             message, replacement))

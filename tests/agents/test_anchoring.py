@@ -109,3 +109,10 @@ def test_a_block_that_says_there_is_no_bug_is_not_a_finding():
 def test_a_quote_of_code_that_changed_by_one_character_is_not_placed():
     placed, reasons = place("BUG: hi never shrinks\nCODE: hi = mid + 1\n")  # the file says lo = mid + 1 / hi = mid
     assert placed == [] and reasons == [f"the quoted code 'hi = mid + 1' is not in {FILE}"]
+
+
+def test_a_fix_written_as_a_sentence_is_not_offered_as_the_fixed_line():
+    kept, _ = validate_findings(parse_findings(
+        "LINE: 12\nBUG: hi = mid never shrinks below mid\nFIX: In line 12, change `hi = mid` to `hi = mid - 1`.\n"),
+        {FILE: SEARCH}.get, {FILE})  # the bundled 0.5B model's way of writing a fix
+    assert [(f.start_line, f.replacement) for f in kept] == [(12, None)]
