@@ -24,8 +24,10 @@ from daemon.llm.local import (
     LocalModelError,
     LocalModelServer,
     ensure_model,
+    last_speed,
     local_model_installed,
     model_path,
+    runtime_version,
 )
 
 pytestmark = [
@@ -103,12 +105,25 @@ async def test_the_local_server_streams_a_completion_through_the_gateway(server:
 
 
 def test_the_server_measured_its_speed_and_threads_at_start(server: LocalModelServer, model: Path) -> None:
-    from daemon.llm.local import last_speed
-
     speed = last_speed(model)
     assert speed is not None and speed["model"] == "qwen2.5-coder-0.5b"
     assert speed["runtime"].startswith("xllamacpp ") and speed["threads"] == server.threads >= 1
     assert speed["tokens_per_s"] > 0
+
+
+def test_doctor_names_the_runtime_the_model_its_threads_and_speed(server: LocalModelServer, home: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.daemon.conftest import REPO, daemon_env
+
+    env = daemon_env(home, TROUPE_LOCAL_MODEL="1")
+    out = subprocess.run([sys.executable, "-m", "daemon.cli.main", "doctor", "--no-model"], capture_output=True,
+                         text=True, env=env, cwd=REPO, timeout=60)
+    line = next(line for line in out.stdout.splitlines() if " model " in line)
+    assert line.startswith("ok") and "local model qwen2.5-coder-0.5b" in line and "SHA-256 verified" in line
+    assert f"xllamacpp {runtime_version()}" in line and " thread" in line
+    assert f"last measured {last_speed(server.model)['tokens_per_s']} tokens/s" in line
 
 
 @pytest.mark.asyncio(loop_scope="module")
