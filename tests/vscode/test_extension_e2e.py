@@ -2,10 +2,12 @@
 (VS Code 1.100) in headless Chromium against a real daemon and the fake LLM server: the .vsix
 installed, a Python file edited and saved, the Troupe diagnostic in the Problems panel, "Troupe:
 Ask the Team" from the command palette with progress, the proposed change applied from the chat
-view and on disk, and "Troupe: Open Run Viewer" showing the job page through code-server's
-``/proxy/<port>/`` (the extension maps the link with ``asExternalUri``). About 30 s once the tools
-are installed; skipped, saying why, when they are not
-(``vscode-extension/e2e/install-code-server.sh ~/.cache/troupe-vscode-e2e`` installs them).
+view and on disk, "Troupe: Open Run Viewer" showing the job page through code-server's
+``/proxy/<port>/`` (the extension maps the link with ``asExternalUri``), "Troupe: Dismiss Finding"
+on the model's other finding (ruff's F401, lint of the buffer, is not offered), and ruff's "Remove
+unused import" applied from "Quick Fix..." (F401 leaves Problems, the file is saved without the
+import). About 100 s on 2 cores once the tools are installed; skipped, saying why, when they are
+not (``vscode-extension/e2e/install-code-server.sh ~/.cache/troupe-vscode-e2e`` installs them).
 """
 
 from __future__ import annotations
@@ -62,5 +64,6 @@ def test_the_extension_shows_a_review_and_applies_the_teams_change_in_a_real_vs_
     assert summary["ok"] is True
     assert summary["diagnosticMs"] > 0 and summary["appliedOnDiskMs"] > 0
     assert summary["viewerMs"] > 0 and summary["viewerPath"].startswith("/proxy/")  # code-server is the host
-    for name in ("1-problems.png", "2-progress.png", "3-applied.png", "5-viewer.png"):
+    assert summary["dismissMs"] > 0 and summary["lintFixMs"] > 0
+    for name in ("1-problems.png", "2-progress.png", "3-applied.png", "5-viewer.png", "6-quick-fix.png"):
         assert (ARTIFACTS / name).stat().st_size > 10_000, f"{name} is missing or empty"

@@ -14,7 +14,9 @@
 //      in calc.py ON DISK                                                 -> 3-applied.png
 //   5. "Troupe: Open Run Viewer" on the change job: a browser tab on code-server's
 //      /proxy/<daemon port>/viewer/jobs/<id> shows the job page, its login spent -> 5-viewer.png
-//   6. "Troupe: Dismiss Finding" on the finding left (picked, with a reason): it leaves Problems
+//   6. "Troupe: Dismiss Finding" on the model's finding left (picked, with a reason; ruff's F401 is
+//      not offered): it leaves Problems; "Quick Fix..." on `import os`: ruff's "Remove unused
+//      import" removes it, F401 leaves Problems, saved                      -> 6-quick-fix.png
 //   7. "Troupe: Show Jobs" lists the job (-> 4-jobs.png); "Troupe: Open Experience" opens results
 // Exit 0 = pass. The last line is a JSON summary with the timings.
 //
@@ -42,6 +44,8 @@ const CHROMIUM = env.CHROMIUM || '/usr/bin/chromium';
 const TIMEOUT = Number(env.E2E_TIMEOUT_MS || 90000);
 const WORK = fs.mkdtempSync(path.join(os.tmpdir(), 'troupe-cs-'));
 const BUG = 'add() subtracts: a planted bug';
+const NOTE = 'add() has no docstring saying what it returns'; // the model's second finding
+const F401 = 'imported but unused'; // ruff's lint of `import os`
 
 const dirs = {
   userData: path.join(WORK, 'user-data'),
@@ -310,18 +314,52 @@ async function main() {
   await viewer.close();
   await page.bringToFront();
 
-  // --- 6. Dismiss Finding: the ruff finding left, picked from the list, with a reason ---
+  // --- 6. Dismiss Finding on the model's finding left; ruff's F401 is lint, fixed by its quick fix ---
+  // The static lane: ruff runs on the buffer text (POST /v1/lint); its diagnostics are not stored
+  // findings, so Dismiss Finding does not list them; ruff's own fix is a quick fix instead.
   t = performance.now();
-  await page.locator('.editor-group-container .monaco-editor .view-lines').first().click();
+  const problemRow = (text) => problems.locator('.monaco-list-row', { hasText: text }).first();
+  await problemRow(F401).waitFor({ timeout: TIMEOUT });
+  await problemRow(NOTE).waitFor({ timeout: TIMEOUT });
+  const editor = page.locator('.editor-group-container .monaco-editor .view-lines').first();
+  await editor.click();
+  await page.keyboard.press('Control+End'); // on no finding's line: the command asks which one
   await runCommand('Troupe: Dismiss Finding');
-  const f401 = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'imported but unused' });
-  await f401.waitFor({ timeout: TIMEOUT });
-  await f401.click();
+  const note = page.locator('.quick-input-widget .monaco-list-row', { hasText: NOTE });
+  await note.first().waitFor({ timeout: TIMEOUT });
+  const offered = await page.locator('.quick-input-widget .monaco-list').innerText();
+  if (offered.includes(F401)) throw new Error(`ruff's lint is offered as a finding to dismiss:\n${offered}`);
+  await note.first().click();
   await waitFor(async () => (await page.locator('.quick-input-widget').innerText()).includes('Why?'), 'the reason box');
-  await page.keyboard.type('os is imported for the side effect', { delay: 2 });
+  await page.keyboard.type('the name says what it returns', { delay: 2 });
   await page.keyboard.press('Enter');
-  await waitFor(async () => !(await problems.innerText()).includes('imported but unused'), 'F401 to leave Problems');
+  await waitFor(async () => !(await problems.innerText()).includes(NOTE), 'the dismissed finding to leave Problems');
+  await waitFor(async () => (await daemonGet(`/v1/findings?workspace=${encodeURIComponent(WORKSPACE)}&state=dismissed`))
+    .findings.some((f) => f.message === NOTE), 'the daemon to record the finding as dismissed');
   timings.dismissMs = ms(t);
+  log(`the model's finding dismissed ${timings.dismissMs} ms (ruff's F401 not offered)`);
+
+  t = performance.now();
+  await editor.click();
+  await page.keyboard.press('Control+Home'); // on `import os`
+  await runCommand('Quick Fix...');
+  const fix = page.locator('.action-widget .monaco-list-row', { hasText: 'Remove unused import' });
+  await fix.first().waitFor({ timeout: TIMEOUT });
+  await shot('6-quick-fix.png');
+  // The menu blocks the pointer until the mouse moves: choose the row with the keyboard, as users do.
+  await waitFor(async () => {
+    const focused = (await page.locator('.action-widget .monaco-list-row.focused').getAttribute('aria-label', { timeout: 1000 })) ?? '';
+    if (focused.startsWith('Remove unused import')) return true;
+    await page.keyboard.press('ArrowDown');
+    return false;
+  }, 'ruff\'s "Remove unused import" focused in the quick fix menu', 10000);
+  await page.keyboard.press('Enter');
+  await page.locator('.monaco-editor .view-lines', { hasText: 'import os' }).waitFor({ state: 'detached', timeout: TIMEOUT });
+  await waitFor(async () => !(await problems.innerText()).includes(F401), 'F401 to leave Problems');
+  await runCommand('File: Save');
+  await waitFor(() => !fs.readFileSync(calc, 'utf8').includes('import os'), 'the unused import removed on disk');
+  timings.lintFixMs = ms(t);
+  log(`ruff's quick fix applied and saved ${timings.lintFixMs} ms`);
 
   // --- 7. Show Jobs and Open Experience ----------------------------------------------
   t = performance.now();

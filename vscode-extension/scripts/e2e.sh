@@ -2,7 +2,8 @@
 # The extension end to end in a real VS Code (code-server + headless Chromium), offline:
 # a real Troupe daemon on the fake LLM server, a git workspace with calc.py; the .vsix installed;
 # edit + save -> the Troupe diagnostic in the Problems panel; "Troupe: Ask the Team" -> progress
-# in the status bar -> Apply in the chat view -> the fix on disk. Screenshots and logs go to
+# in the status bar -> Apply in the chat view -> the fix on disk; the model's second finding
+# dismissed; ruff's F401 (lint of the buffer) fixed by its quick fix. Screenshots and logs go to
 # $ARTIFACTS (default <repo>/test-artifacts/vscode-e2e).
 #
 #   scripts/e2e.sh [path/to/troupe.vsix]      (default: the newest troupe-*.vsix here, else built)
@@ -60,10 +61,10 @@ cleanup() {
 trap cleanup EXIT
 rm -rf "$ARTIFACTS" && mkdir -p "$ARTIFACTS"
 
-# --- the fake LLM: a review that finds the planted bug; a change that fixes it ----------
+# --- the fake LLM: a review that finds the planted bug (and a missing docstring); a change that fixes the bug
 cat > "$TMP/script.json" <<'EOF'
 {
-  "default_reply": "[{\"start_line\": 5, \"severity\": \"major\", \"message\": \"add() subtracts: a planted bug\", \"quote\": \"return a - b\", \"replacement\": \"    return a + b\"}]",
+  "default_reply": "[{\"start_line\": 5, \"severity\": \"major\", \"message\": \"add() subtracts: a planted bug\", \"quote\": \"return a - b\", \"replacement\": \"    return a + b\"}, {\"start_line\": 4, \"severity\": \"minor\", \"message\": \"add() has no docstring saying what it returns\", \"quote\": \"def add(a, b):\"}]",
   "rules": [
     {"user": "List the files to change", "times": 1,
      "reply": "I will fix the subtraction.\n<INFO> calc.py: add() must return a + b"},
