@@ -86,21 +86,23 @@ class DaemonContext:
         if isinstance(result.get("model"), str):
             self.models_seen.add(result["model"])
         ran = (info.finished_at - info.started_at) if info.finished_at and info.started_at else waited
-        capped = bool(result.get("capped")) or bool(_BUDGET_SPENT.search(info.error or "")) or await self._cut(info)
+        calls = await self._calls(info)  # a cancelled job has no result: its events still count
+        capped = bool(result.get("capped")) or bool(_BUDGET_SPENT.search(info.error or "")) or any(
+            call.get("finish_reason") == "length" for call in calls)
         return JobRun(job_id=info.id, kind=info.kind, state="timeout" if timed_out else info.state,
                       error=f"no end after {self.job_timeout:.0f} s; cancelled" if timed_out else info.error,
                       answer=str(result.get("answer") or ""), findings=findings, change=change,
-                      prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                      completion_tokens=int(usage.get("completion_tokens") or 0), calls=int(usage.get("calls") or 0),
-                      seconds=round(ran, 3), capped=capped, result=result)
+                      prompt_tokens=int(usage.get("prompt_tokens") or info.usage.prompt_tokens),
+                      completion_tokens=int(usage.get("completion_tokens") or info.usage.completion_tokens),
+                      calls=int(usage.get("calls") or len(calls)), seconds=round(ran, 3), capped=capped, result=result)
 
-    async def _cut(self, info: JobInfo) -> bool:
-        """Whether a model call of the job stopped at its completion-token cap (its usage events say)."""
+    async def _calls(self, info: JobInfo) -> list[dict[str, Any]]:
+        """The job's model calls as its usage events tell them (finish reason, cap, tokens)."""
         try:
             events = (await self.client.event_list(info.id)).events
         except DaemonError:
-            return False
-        return any(e.kind == "usage" and e.data.get("finish_reason") == "length" for e in events)
+            return []
+        return [e.data for e in events if e.kind == "usage"]
 
     @property
     def scratch(self) -> Path:
