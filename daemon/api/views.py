@@ -51,9 +51,10 @@ def job_title(kind: str, request: dict[str, Any]) -> str:
 
 
 def tests_failed(result: dict[str, Any] | None) -> str | None:
-    """What the job's own test run said when it failed (its result's ``test_report``), else None."""
+    """What the job's own test run said when it failed (its result's ``test_report``), else None.
+    A run that found nothing to run (``ran`` false) is not a failure."""
     report = (result or {}).get("test_report")
-    if not isinstance(report, dict) or report.get("ok") is not False:
+    if not isinstance(report, dict) or report.get("ok") is not False or report.get("ran") is False:
         return None
     return str(report.get("summary") or f"{report.get('failed', '?')} test(s) failed")
 

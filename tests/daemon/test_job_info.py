@@ -41,3 +41,11 @@ async def test_a_change_whose_tests_failed_says_so_in_the_job_the_change_and_the
     assert failed_change.tests_failed == failed_job.tests_failed
     assert proposed[0].data["tests_failed"] == failed_job.tests_failed
     assert passed_job.tests_failed is None and passed_change.tests_failed is None
+
+
+def test_a_test_run_with_nothing_to_run_is_not_reported_as_failed_tests() -> None:
+    from daemon.api.views import tests_failed
+
+    assert tests_failed({"test_report": {"ok": False, "ran": False, "summary": "Nothing to run: no tests"}}) is None
+    assert tests_failed({"test_report": {"ok": False, "ran": True, "summary": "Tests FAILED: 1 failed"}}) == (
+        "Tests FAILED: 1 failed")

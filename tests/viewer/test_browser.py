@@ -128,7 +128,7 @@ def test_the_job_list_links_to_each_job(viewer_daemon: DaemonProcess, page: Any,
     entry.locator("a").click()
     page.wait_for_url(f"**/viewer/jobs/{job_id}", timeout=WAIT_MS)
     page.wait_for_selector(".step.end.succeeded", timeout=WAIT_MS)
-    assert page.inner_text("#job-title") == "where is add()?"
+    assert page.inner_text("#job-title") == "ask: where is add()?"  # the daemon's job title
     assert page.locator('#timeline .step[data-phase="answer"]').count() == 1
     assert page.console_errors == []
     # Defence in depth: the CSP refuses inline script, so even a script element added to the page does not run.
