@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from daemon.eval.ask import AskSuite, grade
+from daemon.eval.report import source_commit
 from daemon.eval.runner import run_suite
 from tests.eval.conftest import MODEL, last_user
 
@@ -64,5 +65,5 @@ def test_troupe_eval_prints_the_table_and_writes_reproducible_json(llm, ctx, eva
     assert "ask 4/4 where-warehouse bare: unsolved" in done.stderr  # the progress, one line per item off a tty
     data = json.loads(out.read_text())
     assert data["model"] == MODEL and data["items"] == ["calc-add", "where-warehouse"]
-    assert len(data["commit"]) >= 40 and data["summary"]["team"]["solved"] == 1
+    assert data["commit"] == source_commit() and data["summary"]["team"]["solved"] == 1
     assert [r["row"] for r in data["results"]] == ["team", "bare", "team", "bare"]
