@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -78,6 +79,7 @@ def run_eval(args: argparse.Namespace) -> int:
     report = EvalReport(suite=suite.name, model=args.model or "", commit=source_commit(), items=[i.id for i in items],
                         rows=list(rows), score_names=tuple(suite.score_names))
     started, status = time.monotonic(), 0
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill` keeps the finished results as Ctrl-C does
     try:
         asyncio.run(_run(suite, args, report))
     except DaemonError as exc:
@@ -93,6 +95,10 @@ def run_eval(args: argparse.Namespace) -> int:
         Path(args.out).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(data, indent=1) if args.json else report.table())
     return status
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 async def _run(suite: Any, args: argparse.Namespace, report: Any) -> None:
