@@ -62,6 +62,10 @@ _ASK_RULE = ("If you lack a specific you need (an exact name, a version, a behav
 _ANSWER_RULE = "The {assistant} asks you a question. Answer it with the exact specifics, briefly."
 _HUMAN_RULE = (" If only the user who made the request can answer it (what they want, their preferences), "
                "reply with one line: ASK_HUMAN: <the question for the user>.")
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
 _GUESS = "Nobody can answer that now. Make a reasonable assumption, say which, and continue."
 _NO_MORE = "No more questions: make a reasonable assumption for anything missing, say which, and answer now."
 _DISCUSS_RULE = ("You are talking with the {assistant}. If you agree with its reply, answer with one line: "
@@ -120,8 +124,8 @@ class Dialogue:
         nudged = False  # told once that no questions are left; after that a question is just a reply
         while turns < self.phase.max_turns:
             reply = await self._assistant_turn()
-            human_q = find_human_question(reply)
-            question = human_q or find_question(reply)
+            human_q = self._new_question(find_human_question(reply))
+            question = human_q or self._new_question(find_question(reply))
             if question is not None and not nudged and find_conclusion(reply, self.phase.marker) is None:
                 if self.questions_asked < self.phase.max_questions:
                     self.questions_asked += 1
@@ -148,6 +152,13 @@ class Dialogue:
             return DialogueResult(await self._reflect(), reply, False, True, self.transcript)
         return DialogueResult(reply.strip(), reply, False, False, self.transcript)
 
+    def _new_question(self, question: str | None) -> str | None:
+        """``question`` unless it only repeats the prompt: a small model echoes the task's own question
+        (``Question: …``), and nobody should be asked what the user just asked."""
+        if question is None or _normal(question) in _normal(self.prompt):
+            return None
+        return question
+
     async def correct(self, message: str) -> str:
         """Send the assistant a correction (its reply could not be used) and return its new reply."""
         await self._add("instructor", message)
@@ -165,9 +176,10 @@ class Dialogue:
             if human_ok:
                 system += _HUMAN_RULE
             answer = await self._speak(self.instructor, self._view("instructor", system), self._side_cap)
-            escalated = find_human_question(answer)
+            asked = find_human_question(answer)
+            escalated = self._new_question(asked)
             if escalated is None or not human_ok:
-                text = answer if escalated is None else _GUESS
+                text = answer if asked is None else _GUESS
                 await self._say(EventKind.ANSWER, {"question_id": question_id, "text": text,
                                                    "by": self.instructor.name}, self.instructor.name)
                 await self._add("instructor", text)

@@ -96,3 +96,22 @@ async def test_a_corrected_answer_replaces_the_wrong_one(fake_llm, make_runner, 
     assert outcome.status == "succeeded" and outcome.warnings == []
     assert outcome.conclusion == "greet() returns the greeting 'Hello, <name>' (pkg_a/greet.py:2)."
     assert "does not answer the question in words" in fake_llm.requests[1].last_user
+
+
+async def test_a_reply_that_echoes_the_users_question_is_not_a_question_to_anyone(fake_llm, make_runner, recorder,
+                                                                                tmp_path):
+    # the bundled model began its answer by copying the prompt's "Question: ..." line; the job then
+    # waited for a human to answer the user's own question
+    repo = write_tree(tmp_path / "repo", REPO)
+    fake_llm.add_rule("Question: where is greet defined?\n\ngreet is defined in pkg_a/greet.py:1.", system=PROGRAMMER)
+    asked: list[str] = []
+
+    async def ask_human(question: str) -> str:
+        asked.append(question)
+        return "no idea"
+
+    outcome = await make_runner(ask_human).run(JobSpec(chain="ask", task="where is greet defined?", workspace=repo))
+
+    assert outcome.status == "succeeded", outcome.error
+    assert asked == [] and recorder.of(EventKind.QUESTION) == []
+    assert "pkg_a/greet.py:1" in outcome.conclusion
