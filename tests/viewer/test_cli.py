@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import aiohttp
+from yarl import URL
 
 from tests.daemon.conftest import REPO, DaemonProcess
 from tests.viewer.conftest import make_repo, tcp_port
@@ -33,8 +34,16 @@ async def test_jobs_open_prints_the_link_and_opens_it_in_the_browser(viewer_daem
     expected = f"http://127.0.0.1:{port}/viewer/jobs/{jobs[0].id}?token=" if jobs else f"http://127.0.0.1:{port}/viewer/?token="
     assert url.startswith(expected)
     assert opened.read_text().split() == [url]
-    async with aiohttp.ClientSession() as session, session.get(url, allow_redirects=False) as resp:
-        assert resp.status == 303 and "troupe_viewer" in resp.cookies
+    async with aiohttp.ClientSession() as session:
+        async with session.get(url, allow_redirects=False) as resp:  # a job's link goes to the root, unspent
+            assert resp.status == 303
+            if jobs:
+                assert "troupe_viewer" not in resp.cookies and "next=jobs" in resp.headers["Location"]
+                url = str(resp.url.join(URL(resp.headers["Location"])))
+        if jobs:
+            async with session.get(url, allow_redirects=False) as resp:
+                assert resp.status == 303
+        assert "troupe_viewer" in resp.cookies  # the one-time code became the viewer's cookie
 
 
 def test_jobs_open_names_an_unknown_job(viewer_daemon: DaemonProcess) -> None:
