@@ -5,6 +5,7 @@ goes on. :class:`DaemonContext` is the :class:`~daemon.eval.suite.Context` suite
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import shutil
 import tempfile
@@ -17,6 +18,8 @@ from typing import Any
 from daemon.api.protocol import FINAL_STATES, JobInfo, SubmitJob, WorkspaceSettings
 from daemon.client import DaemonClient, DaemonError
 from daemon.eval.suite import Item, ItemResult, JobRun, Row, Suite
+
+log = logging.getLogger("troupe.eval")
 
 JOB_TIMEOUT = 900.0
 """Seconds the eval waits for one job before cancelling it and recording the item as failed."""
@@ -66,8 +69,8 @@ class DaemonContext:
             if time.monotonic() > deadline:
                 try:
                     info = await self.client.cancel(info.id)
-                except DaemonError:
-                    pass
+                except DaemonError as exc:  # it ended meanwhile: the item is recorded as timed out all the same
+                    log.info("could not cancel job %s after its timeout: %s", info.id, exc)
                 return info, True
             if info.state == "waiting_for_answer" and info.question and info.question.question_id not in answered:
                 answered.add(info.question.question_id)
@@ -116,8 +119,8 @@ class DaemonContext:
         for workspace_id in self._workspaces:
             try:
                 await self.client.unregister_workspace(workspace_id, forget=True)
-            except DaemonError:
-                pass
+            except DaemonError as exc:  # the daemon keeps a stray workspace; the run's results stand
+                log.warning("could not unregister eval workspace %s: %s", workspace_id, exc)
         shutil.rmtree(self._scratch, ignore_errors=True)
 
 
