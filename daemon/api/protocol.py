@@ -48,6 +48,9 @@ from typing import Any, ClassVar, Literal
 from daemon.api.schema import Message, ProtocolError
 from daemon.api.schema import T as T  # re-exported: handlers type their bodies with it
 from daemon.events import EventKind
+from daemon.payloads import CONNECTION_EVENT as CONNECTION_EVENT
+from daemon.payloads import WATCH_EVENT as WATCH_EVENT
+from daemon.payloads import JobProgress, JobResult, Payload, PayloadError, job_result, payload
 from daemon.teams.config import TeamsConfigError, parse_options
 
 API_VERSION = 1
@@ -69,11 +72,9 @@ Severity = Literal["critical", "major", "minor", "info"]
 FindingState = Literal["open", "dismissed", "resolved", "applied"]
 ChangeState = Literal["proposed", "applied", "discarded"]
 
-WATCH_EVENT = "watch"
-"""Stream-only kind for the watcher: data ``{workspace, action: queued|skipped|capped|polling, files, reason}``."""
-CONNECTION_EVENT = "connection"
-"""Client-made kind, never sent by the daemon: ``DaemonClient.watch_events(patient=True)`` yields it when
-the connection is lost and when it is back; data ``{state: lost|back, error?}``."""
+# WATCH_EVENT: stream-only kind for the watcher; CONNECTION_EVENT: client-made, never sent by the daemon
+# (``DaemonClient.watch_events(patient=True)`` yields it when the connection is lost and when it is back).
+# Their data, like every event's, is a record of daemon.payloads.
 STREAM_KINDS = frozenset({k.value for k in EventKind} | {WATCH_EVENT, CONNECTION_EVENT})
 
 
@@ -284,6 +285,18 @@ class JobInfo(Message):
     last_seq: int = 0
     title: str = ""  # what the job is about, for a person ("review on save: app.py"): views.job_title
     tests_failed: str | None = None  # its own test run failed ("Tests FAILED: 1 failed …"): result.test_report
+    progress: JobProgress = field(default_factory=JobProgress)  # phase, role, tokens, cost, pending question
+
+    @property
+    def outcome(self) -> JobResult:
+        """``result`` as its record (empty while the job runs)."""
+        return job_result(self.result)
+
+    def validate(self) -> None:
+        try:
+            self.outcome  # noqa: B018 - checked at the edge, read later
+        except PayloadError as exc:
+            raise ProtocolError(f"JobInfo.{exc}") from None
 
 
 @dataclass
@@ -293,7 +306,9 @@ class JobList(Message):
 
 @dataclass
 class StreamEvent(Message):
-    """One event of a job (or of the watcher when ``job_id`` is None); ``seq`` orders a job's events."""
+    """One event of a job (or of the watcher when ``job_id`` is None); ``seq`` orders a job's events.
+    ``data`` is the record of ``kind`` in daemon.payloads (read it as :attr:`payload`); ``progress``
+    is the job's progress after this event, computed by the daemon (None on the watcher's events)."""
 
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
@@ -303,10 +318,20 @@ class StreamEvent(Message):
     role: str | None = None
     at: float | None = None
     workspace: str | None = None
+    progress: JobProgress | None = None
+
+    @property
+    def payload(self) -> Payload:
+        """``data`` as its kind's record (match on its class: ``isinstance(e.payload, QuestionData)``)."""
+        return payload(self.kind, self.data)
 
     def validate(self) -> None:
         if self.kind not in STREAM_KINDS:
             raise ProtocolError(f"unknown event kind {self.kind!r}")
+        try:
+            self.payload  # noqa: B018 - checked at the edge, read later
+        except PayloadError as exc:
+            raise ProtocolError(str(exc)) from None
 
 
 @dataclass

@@ -101,7 +101,8 @@ def int_query(request: web.Request, name: str, default: int, *, maximum: int = 1
 async def job_info(d: DaemonState, job: Any) -> Any:
     usage = None if job.state.is_terminal else await d.store.job_usage(job.id)
     return views.job_info(job, workspace=await d.jobs.workspace_root(job.workspace_id), usage=usage,
-                          question=d.jobs.pending_question(job.id) or await _stored_question(d, job))
+                          question=d.jobs.pending_question(job.id) or await _stored_question(d, job),
+                          progress=d.jobs.progress(job.id))
 
 
 async def _stored_question(d: DaemonState, job: Any) -> tuple[str, str] | None:
@@ -203,10 +204,11 @@ async def job_events(request: web.Request) -> web.StreamResponse:
     after = sse.resume_after(request)
     root = await d.jobs.workspace_root(job.workspace_id)
     if not sse.wants_stream(request):
-        events = await d.store.events_after(job.id, after, limit=int_query(request, "limit", 1000))
-        return answer(EventList([views.event_info(e, workspace=root) for e in events], job_state=str(job.state)))
+        limit = int_query(request, "limit", 1000)
+        shown = views.events_info(await d.store.events_after(job.id, 0), after=after, workspace=root)[:limit]
+        return answer(EventList(shown, job_state=str(job.state)))
     sub = d.hub.subscribe(job_id=job.id)  # before reading the store, so nothing falls in between
-    backlog = [views.event_info(e, workspace=root) for e in await d.store.events_after(job.id, after)]
+    backlog = views.events_info(await d.store.events_after(job.id, 0), after=after, workspace=root)
     job = await d.store.get_job(job.id)
     return await sse.stream_job(request, d.hub, sub, backlog, after=after,
                                 finished=str(job.state) in FINAL_STATES, heartbeat=d.options.heartbeat)

@@ -1,14 +1,17 @@
-"""How protocol types check themselves: a strict ``from_json`` driven by the dataclass's type
-hints, and :class:`ProtocolError`, which the server answers as an HTTP error. The types are in
+"""How protocol types check themselves: a strict ``from_json`` (msgspec converts and type-checks
+the JSON against the dataclass; unknown fields, length limits and cross-field rules are checked
+here), and :class:`ProtocolError`, which the server answers as an HTTP error. The types are in
 :mod:`daemon.api.protocol`."""
 
 from __future__ import annotations
 
 import dataclasses
-import types
+import re
 import typing
 from functools import cache
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, TypeVar
+
+import msgspec
 
 
 class ProtocolError(ValueError):
@@ -58,59 +61,79 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
-          dict: "an object", list: "a list"}
-
-
-def _check(value: Any, tp: Any, where: str) -> Any:
-    """Validate (and lightly convert) one JSON value against a type hint."""
-    origin = typing.get_origin(tp)
-    if tp is Any:
-        return value
-    if origin in (typing.Union, types.UnionType):
-        options = typing.get_args(tp)
-        if value is None and type(None) in options:
-            return None
-        errors = []
-        for option in options:
-            if option is type(None):
-                continue
-            try:
-                return _check(value, option, where)
-            except ProtocolError as exc:
-                errors.append(exc.message)
-        raise ProtocolError(errors[0] if len(errors) == 1 else f"{where}: {value!r} is not valid")
-    if origin is Literal:
-        allowed = typing.get_args(tp)
-        if value not in allowed:
-            raise ProtocolError(f"{where}: {value!r} is not one of {', '.join(map(repr, allowed))}")
-        return value
-    if origin is list:
-        if not isinstance(value, list):
-            raise ProtocolError(f"{where}: expected a list, got {_json_type(value)}")
-        (item,) = typing.get_args(tp) or (Any,)
-        return [_check(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
-    if origin is dict or tp is dict:
-        if not isinstance(value, dict):
-            raise ProtocolError(f"{where}: expected an object, got {_json_type(value)}")
-        args = typing.get_args(tp)
-        return {k: _check(v, args[1], f"{where}.{k}") for k, v in value.items()} if args else value
-    if isinstance(tp, type) and issubclass(tp, Message):
-        return tp.from_json(value, where=where)
-    if tp is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if tp in _NAMES:
-        if not isinstance(value, tp) or (tp is int and isinstance(value, bool)):
-            raise ProtocolError(f"{where}: expected {_NAMES[tp]}, got {_json_type(value)}")
-        return value
-    raise TypeError(f"protocol: unsupported type hint {tp!r} at {where}")  # a bug in this module
-
-
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
     return {bool: "a boolean", int: "a number", float: "a number", str: f"the string {str(value)[:40]!r}",
             list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _messages_in(tp: Any) -> list[type[Message]]:
+    """The protocol types a type hint can hold (``X``, ``X | None``, ``list[X]``, ``dict[str, X]``)."""
+    if isinstance(tp, type) and issubclass(tp, Message):
+        return [tp]
+    return [m for arg in typing.get_args(tp) for m in _messages_in(arg)]
+
+
+def _refuse_unknown(cls: type[Message], data: Any, where: str) -> None:
+    """msgspec ignores unknown fields of dataclasses; the protocol refuses them, naming the known ones."""
+    if not isinstance(data, dict):
+        return
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ProtocolError(f"{where}: unknown field(s) {', '.join(map(str, unknown))}; "
+                            f"known fields are {', '.join(sorted(names))}")
+    for name, hint in _hints(cls).items():
+        value = data.get(name)
+        for inner in _messages_in(hint):
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    _refuse_unknown(inner, item, f"{where}.{name}[{i}]")
+            else:
+                _refuse_unknown(inner, value, f"{where}.{name}")
+
+
+def _checked(obj: Any, where: str) -> None:
+    """Length limits and cross-field rules of ``obj`` and the protocol values inside it."""
+    if isinstance(obj, list):
+        for i, item in enumerate(obj):
+            _checked(item, f"{where}[{i}]")
+        return
+    if not isinstance(obj, Message):
+        return
+    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
+        value = getattr(obj, f.name)
+        limit = obj._max_lengths.get(f.name)
+        if limit is not None and isinstance(value, str | list) and len(value) > limit:
+            raise ProtocolError(f"{where}.{f.name}: longer than the limit of {limit:,}", status=413, code="too_large")
+        _checked(value, f"{where}.{f.name}")
+    obj.validate()
+
+
+def convert_error(exc: msgspec.ValidationError, cls: type, where: str) -> ProtocolError:
+    """msgspec's message (``Expected `str`, got `int` - at `$.prompt```) as ``where.prompt: …``; a
+    value outside a Literal names the allowed ones."""
+    message, _, path = str(exc).partition(" - at `$")
+    path = path.rstrip("`")
+    allowed = _literal_at(cls, path)
+    bad = message.removeprefix("Invalid enum value ")
+    if allowed and bad != message:
+        message = f"{bad} is not one of {', '.join(map(repr, allowed))}"
+    return ProtocolError(f"{where}{path}: {message}")
+
+
+def _literal_at(cls: Any, path: str) -> tuple[Any, ...]:
+    """The allowed values of the Literal field at ``path`` (``.settings.model``, ``.files[0]``), if any."""
+    tp: Any = cls
+    for name in re.findall(r"\.(\w+)", path):
+        candidates = [t for t in _messages_in(tp)] or [tp]
+        hints = _hints(candidates[0]) if dataclasses.is_dataclass(candidates[0]) else {}
+        if name not in hints:
+            return ()
+        tp = hints[name]
+    options = [tp, *typing.get_args(tp)]
+    return next((typing.get_args(t) for t in options if typing.get_origin(t) is typing.Literal), ())
 
 
 class Message:
@@ -123,29 +146,16 @@ class Message:
         where = where or cls.__name__
         if not isinstance(data, dict):
             raise ProtocolError(f"{where}: expected a JSON object, got {_json_type(data)}")
-        hints = _hints(cls)
-        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ProtocolError(f"{where}: unknown field(s) {', '.join(unknown)}; "
-                                f"known fields are {', '.join(sorted(names))}")
-        values = {}
-        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-            if f.name not in data:
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                    raise ProtocolError(f"{where}: missing required field {f.name!r}")
-                continue
-            values[f.name] = _check(data[f.name], hints[f.name], f"{where}.{f.name}")
-            limit = cls._max_lengths.get(f.name)
-            if limit is not None and isinstance(values[f.name], str | list) and len(values[f.name]) > limit:
-                raise ProtocolError(f"{where}.{f.name}: longer than the limit of {limit:,}", status=413,
-                                    code="too_large")
-        obj = cls(**values)
-        obj.validate()  # type: ignore[attr-defined]
+        _refuse_unknown(cls, data, where)
+        try:
+            obj = msgspec.convert(data, cls, strict=True)
+        except msgspec.ValidationError as exc:
+            raise convert_error(exc, cls, where) from None
+        _checked(obj, where)
         return obj
 
     def validate(self) -> None:
         """Cross-field rules; raise :class:`ProtocolError`."""
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)  # type: ignore[call-overload]
+        return msgspec.to_builtins(self)  # type: ignore[no-any-return]

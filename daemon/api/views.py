@@ -15,10 +15,12 @@ from daemon.api.protocol import (
     WorkspaceInfo,
     WorkspaceSettings,
 )
+from daemon.jobs.progress import advance
+from daemon.payloads import JobProgress, PendingQuestion
 
 
 def job_info(job: Any, *, workspace: str | None, usage: Any = None,
-             question: tuple[str, str] | None = None) -> JobInfo:
+             question: tuple[str, str] | None = None, progress: JobProgress | None = None) -> JobInfo:
     result = job.result if isinstance(job.result, dict) else ({"value": job.result} if job.result else None)
     if usage is not None:
         totals = Usage(usage.prompt_tokens, usage.completion_tokens, float(usage.cost))
@@ -32,13 +34,18 @@ def job_info(job: Any, *, workspace: str | None, usage: Any = None,
         started_at=job.started, finished_at=job.finished, usage=totals,
         question=Question(*question) if question else None, last_seq=job.last_seq,
         title=job_title(str(job.kind), job.request or {}), tests_failed=tests_failed(result),
+        progress=progress or JobProgress(  # not followed live: what the job's row says
+            state=str(job.state), phase=job.last_phase, tokens=totals.total_tokens, cost=totals.cost,
+            question=PendingQuestion(question_id=question[0], text=question[1]) if question else None,
+            change_id=(result or {}).get("change_id")),
     )
 
 
 def job_title(kind: str, request: dict[str, Any]) -> str:
     """A job as a person names it, computed once here for every surface: "review on save: app.py",
     "tests: test_app.py", "change: make add() take three numbers"."""
-    options = request.get("options") if isinstance(request.get("options"), dict) else {}
+    given = request.get("options")
+    options: dict[str, Any] = given if isinstance(given, dict) else {}
     on_save = " on save" if options.get("trigger") == "save" else ""
     files = [f for f in request.get("files") or [] if isinstance(f, str)]
     named = ", ".join(files[:3]) + (f" (+{len(files) - 3} more)" if len(files) > 3 else "")
@@ -59,9 +66,19 @@ def tests_failed(result: dict[str, Any] | None) -> str | None:
     return str(report.get("summary") or f"{report.get('failed', '?')} test(s) failed")
 
 
-def event_info(event: Any, *, workspace: str | None) -> StreamEvent:
+def event_info(event: Any, *, workspace: str | None, progress: JobProgress | None = None) -> StreamEvent:
     return StreamEvent(kind=event.kind, data=event.data or {}, job_id=event.job_id, seq=event.seq,
-                       phase=event.phase, role=event.role, at=event.at, workspace=workspace)
+                       phase=event.phase, role=event.role, at=event.at, workspace=workspace, progress=progress)
+
+
+def events_info(events: list[Any], *, after: int, workspace: str | None) -> list[StreamEvent]:
+    """A job's stored events after seq ``after``, each with the progress it left (``events``: all, from 1)."""
+    shown, progress = [], JobProgress()
+    for event in events:
+        progress = advance(progress, str(event.kind), event.data, phase=event.phase, role=event.role)
+        if (event.seq or 0) > after:
+            shown.append(event_info(event, workspace=workspace, progress=progress))
+    return shown
 
 
 def finding_info(finding: Any, *, workspace: str | None) -> FindingInfo:

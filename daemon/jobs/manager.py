@@ -23,14 +23,17 @@ from daemon.events import Event, EventKind
 from daemon.jobs.executor import JobExecutor, JobResult, RunningJob
 from daemon.jobs.hub import EventHub
 from daemon.jobs.newest import superseding
+from daemon.jobs.progress import advance, fold
 from daemon.jobs.questions import QuestionBook
 from daemon.jobs.slots import WorkerSlots
+from daemon.payloads import JobProgress
 from daemon.redact import redact
 from storage.errors import StaleReview
 
 log = logging.getLogger("troupe.jobs")
 
 MAX_RESUMES = 3  # a job that keeps killing the daemon is failed instead of resumed forever
+KEPT_PROGRESS = 2_000  # jobs whose progress stays in memory (a few hundred bytes each)
 
 
 class JobManager:
@@ -43,6 +46,7 @@ class JobManager:
         self._cancel_reasons: dict[str, str] = {}
         self._content: dict[str, dict[str, tuple[str, float]]] = {}  # job -> what its review read
         self._books: dict[str, QuestionBook] = {}
+        self._progress: dict[str, JobProgress] = {}
         self._roots: dict[int, str] = {}
         self._dispatcher: asyncio.Task[None] | None = None
         self.stopping = False
@@ -98,7 +102,8 @@ class JobManager:
         if self.stopping:
             raise ProtocolError("the daemon is stopping; submit the job again once it is back", status=503,
                                 code="stopping")
-        workspace_id, skipped = None, {}
+        workspace_id: int | None = None
+        skipped: dict[str, str] = {}
         if request.workspace is not None:
             root = Path(request.workspace)
             if not root.is_dir():
@@ -165,6 +170,10 @@ class JobManager:
             self._wakeup.set()
         return await self.store.get_job(job_id)
 
+    def progress(self, job_id: str) -> JobProgress | None:
+        """A job's progress as its events left it (None: no event since the daemon started, or long ago)."""
+        return self._progress.get(job_id)
+
     def pending_question(self, job_id: str) -> tuple[str, str] | None:
         book = self._books.get(job_id)
         if book is None or book.pending is None:
@@ -181,11 +190,19 @@ class JobManager:
     # ---------------------------------------------------------------- events
 
     async def record_event(self, job_id: str, workspace_id: int | None, event: Event) -> int:
+        """Store and publish one event with the job's progress after it; data that does not fit its
+        kind's record (daemon.payloads) is a bug of the code that emitted it: PayloadError."""
         data = clipped(_redacted(event.data))
+        before = self._progress.get(job_id) or fold(await self.store.events_after(job_id, 0))
+        progress = advance(before, str(event.kind), data, phase=event.phase, role=event.role)
         seq = await self.store.append_event(job_id, str(event.kind), data, phase=event.phase, role=event.role)
+        self._progress.pop(job_id, None)
+        self._progress[job_id] = progress  # the newest last; the oldest go (JobInfo then reads the job's row)
+        while len(self._progress) > KEPT_PROGRESS:
+            self._progress.pop(next(iter(self._progress)))
         self.hub.publish(StreamEvent(kind=str(event.kind), data=data, job_id=job_id, seq=seq, phase=event.phase,
                                      role=event.role, at=time.time(),
-                                     workspace=await self.workspace_root(workspace_id)))
+                                     workspace=await self.workspace_root(workspace_id), progress=progress))
         if event.kind == EventKind.PHASE_FINISHED and event.phase:
             await self.store.update_job(job_id, last_phase=event.phase)
         return seq

@@ -72,9 +72,9 @@ def test_every_message_type_has_a_json_round_trip() -> None:
 @pytest.mark.parametrize(("body", "message"), [
     ({"kind": "deploy"}, "SubmitJob.kind: 'deploy' is not one of 'ask', 'build', 'change', 'review', 'test'"),
     ({"kind": "ask", "workspace": "/r"}, "an ask job needs a prompt"),
-    ({"kind": "ask", "prompt": 3, "workspace": "/r"}, "SubmitJob.prompt: expected a string, got a number"),
+    ({"kind": "ask", "prompt": 3, "workspace": "/r"}, "SubmitJob.prompt: Expected `str | null`, got `int`"),
     ({"kind": "review", "workspace": "/r"}, "a review job needs files"),
-    ({"kind": "review", "workspace": "/r", "files": "a.py"}, "SubmitJob.files: expected a list"),
+    ({"kind": "review", "workspace": "/r", "files": "a.py"}, "SubmitJob.files: Expected `array`, got `str`"),
     ({"kind": "ask", "prompt": "q", "workspace": "repo"}, "workspace must be an absolute path"),
     ({"kind": "ask", "prompt": "q", "workspace": "/r", "colour": "red"}, "unknown field(s) colour"),
     ({"kind": "ask", "prompt": "q", "workspace": "/r", "priority": "urgent"}, "'urgent' is not one of"),

@@ -1,0 +1,300 @@
+"""What an event, a job result and a job's progress hold, written down once.
+
+Every :class:`~daemon.events.EventKind` (and the two stream-only kinds, ``watch`` and
+``connection``) has one record here; :data:`PAYLOADS` maps a kind to its record, so the payloads
+are a tagged union by ``kind``. They are plain values (no ``daemon.api`` import), checked by
+msgspec where data crosses an edge: :func:`payload` when the daemon records an event and when a
+client reads one, :func:`job_result` when a client reads a job. Every field has a default (a
+clipped event keeps only ``text``); unknown fields are kept on the wire and ignored here.
+
+``vscode-extension/src/common/protocol.generated.ts`` is generated from these records and
+:mod:`daemon.api.protocol` (``python -m daemon.api.typescript``); a test fails when it drifts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from daemon.events import EventKind
+
+HUMAN = "human"
+
+
+class Payload(msgspec.Struct, kw_only=True, frozen=True):
+    """Base of every event payload."""
+
+    clipped: bool = False  # the stream cut a too-large event down to ``text``
+
+
+class JobStateData(Payload):
+    state: str = ""
+    error: str | None = None
+    resumed: bool = False
+    title: str | None = None  # on ``queued``: the job's title, for surfaces that see only events
+
+
+class PhaseStartedData(Payload):
+    phase: str = ""
+    cycle: int | None = None
+
+
+class PhaseFinishedData(Payload):
+    phase: str = ""
+    cycle: int | None = None
+    conclusion: str = ""
+    tokens: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0
+    model_seconds: float | None = None
+    engine_seconds: float | None = None
+    calls: int | None = None
+    turns: int | None = None
+    files: list[str] = []
+    delegated: bool = False
+    skipped: str | None = None  # why the phase was skipped (experience, a shortcut)
+
+
+class MessageData(Payload):
+    text: str = ""
+    to: str | None = None  # the role spoken to; the speaker is the event's role
+    reflection: bool = False
+
+
+class QuestionData(Payload):
+    question_id: str = ""
+    text: str = ""
+    to: str = HUMAN  # "instructor" or "human"
+
+    @property
+    def for_person(self) -> bool:
+        """A person must answer it (the team asked its instructor otherwise)."""
+        return self.to == HUMAN
+
+
+class AnswerData(Payload):
+    question_id: str = ""
+    text: str = ""
+    by: str = HUMAN
+
+
+class ToolRunData(Payload):
+    tool: str = "tool"  # "tests", "static_check", "context", …
+    ok: bool = False
+    summary: str = ""
+    passed: int | None = None
+    failed: int | None = None
+    seconds: float | None = None
+    included: list[str] = []
+    left_out: list[Any] = []
+    tokens: int | None = None
+
+
+class UsageData(Payload):
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    total_tokens: int | None = None
+    total_cost: float | None = None
+    finish_reason: str | None = None
+    max_tokens: int | None = None
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class CodeStateData(Payload):
+    index: int = 0
+    hash: str = ""
+    files: list[str] = []
+    instruction: str = ""
+
+
+class ChangeProposedData(Payload):
+    change_id: str = ""
+    files: list[str] = []
+    diff: str = ""
+    tests_failed: str | None = None  # the change's own tests failed: offer it with that warning
+
+
+class FindingData(Payload):
+    """One finding (the fields of ``daemon.api.protocol.FindingInfo``); 1-based lines."""
+
+    id: int = 0
+    file: str = ""
+    severity: str = "info"
+    message: str = ""
+    start_line: int = 1
+    start_col: int = 1
+    end_line: int | None = None
+    end_col: int | None = None
+    state: str = "open"
+    rule: str | None = None
+    suggested_fix: str | None = None
+    fingerprint: str | None = None
+    job_id: str | None = None
+    content_hash: str | None = None
+
+
+class LogData(Payload):
+    level: str = "info"  # "info", "warning", "error"
+    text: str = ""
+    skipped: str | None = None  # a loop skipped (its name); ``reason`` says why
+    reason: str | None = None
+    action: str | None = None  # "skipped", "stale", "applied", "discarded"
+    file: str | None = None
+    files: list[str] = []
+    change_id: str | None = None
+    experience: bool = False
+
+    @property
+    def notable(self) -> bool:
+        """Worth a line of its own on a surface: a warning, an error or a skipped loop."""
+        return self.level in ("warning", "error") or self.skipped is not None
+
+
+class WatchData(Payload):
+    workspace: str | None = None
+    action: str = ""  # queued | skipped | capped | polling
+    files: list[str] = []
+    reason: str | None = None
+
+
+class ConnectionData(Payload):
+    """Made by the client (``DaemonClient.watch_events(patient=True)``), never sent by the daemon."""
+
+    state: Literal["lost", "back"] = "lost"
+    error: str | None = None
+
+
+WATCH_EVENT = "watch"
+CONNECTION_EVENT = "connection"
+PAYLOADS: dict[str, type[Payload]] = {
+    EventKind.JOB_STATE: JobStateData, EventKind.PHASE_STARTED: PhaseStartedData,
+    EventKind.PHASE_FINISHED: PhaseFinishedData, EventKind.MESSAGE: MessageData, EventKind.QUESTION: QuestionData,
+    EventKind.ANSWER: AnswerData, EventKind.TOOL_RUN: ToolRunData, EventKind.USAGE: UsageData,
+    EventKind.CODE_STATE: CodeStateData, EventKind.CHANGE_PROPOSED: ChangeProposedData,
+    EventKind.FINDING: FindingData, EventKind.LOG: LogData, WATCH_EVENT: WatchData, CONNECTION_EVENT: ConnectionData,
+}
+assert set(PAYLOADS) >= {str(k) for k in EventKind}, "every event kind needs a payload record"
+
+
+class PayloadError(ValueError):
+    """Data that does not fit its kind's record; the message names the field."""
+
+
+def payload(kind: str, data: Any) -> Payload:
+    """``data`` as ``kind``'s record; :class:`PayloadError` when a field has the wrong type."""
+    record = PAYLOADS.get(str(kind))
+    if record is None:
+        raise PayloadError(f"unknown event kind {kind!r}")
+    try:
+        return msgspec.convert(data if data is not None else {}, record, strict=True)
+    except msgspec.ValidationError as exc:
+        raise PayloadError(f"{kind} event data: {_where(exc)}") from None
+
+
+def _where(exc: msgspec.ValidationError) -> str:
+    text = str(exc)
+    message, _, path = text.partition(" - at `$")
+    return f"{path.rstrip('`').lstrip('.')}: {message}" if path else message
+
+
+# ---------------------------------------------------------------- job results
+
+
+class TestFailure(msgspec.Struct, kw_only=True, frozen=True):
+    test: str | None = None
+    file: str | None = None
+    message: str = ""
+    text: str | None = None
+
+
+class TestReport(msgspec.Struct, kw_only=True, frozen=True):
+    ok: bool = False
+    ran: bool = True
+    passed: int = 0
+    failed: int = 0
+    summary: str = ""
+    failures: list[TestFailure] = []
+
+    @property
+    def failed_run(self) -> str | None:
+        """What a failed run said, else None (a run with nothing to run is not a failure)."""
+        if self.ok or not self.ran:
+            return None
+        return self.summary or f"{self.failed} test(s) failed"
+
+
+class ResultUsage(msgspec.Struct, kw_only=True, frozen=True):
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+
+class JobResult(msgspec.Struct, kw_only=True, frozen=True):
+    """A finished job's result (``JobInfo.result``): a team's chain, or the bare model (``complete``)."""
+
+    answer: str | None = None
+    conclusion: str | None = None
+    conclusions: dict[str, str] = {}
+    status: str | None = None
+    chain: str | None = None
+    error: str | None = None
+    warnings: list[str] = []
+    files: list[str] = []
+    test_report: TestReport | None = None
+    tests: str | None = None  # chains with a test loop: "passed", "failed" or "not run"
+    change_id: str | None = None
+    findings: int | None = None  # how many findings were stored
+    usage: ResultUsage | None = None
+    model: str | None = None  # complete: the model that answered
+    finish_reason: str | None = None
+    capped: bool = False
+    max_tokens: int | None = None
+
+    @property
+    def reply(self) -> str | None:
+        """What the team (or the model) said: the answer, else the last phase's conclusion."""
+        return self.answer or self.conclusion or None
+
+    @property
+    def plan(self) -> str | None:
+        return self.conclusions.get("plan")
+
+
+def job_result(data: Any) -> JobResult:
+    """A job's stored result as its record; :class:`PayloadError` when a field has the wrong type."""
+    try:
+        return msgspec.convert(data or {}, JobResult, strict=True)
+    except msgspec.ValidationError as exc:
+        raise PayloadError(f"job result: {_where(exc)}") from None
+
+
+# ---------------------------------------------------------------- job progress
+
+
+class PendingQuestion(msgspec.Struct, kw_only=True, frozen=True):
+    question_id: str
+    text: str
+
+
+class JobProgress(msgspec.Struct, kw_only=True, frozen=True):
+    """Where a job stands, computed once by the daemon (:mod:`daemon.jobs.progress`) and sent with
+    every ``JobInfo`` and every job event, so that no surface folds events itself."""
+
+    state: str = "queued"
+    phase: str | None = None  # the phase now running (the last one started)
+    role: str | None = None  # the role speaking or calling the model last
+    phases_done: int = 0
+    tokens: int = 0  # prompt + completion tokens so far
+    cost: float = 0.0
+    question: PendingQuestion | None = None  # what the team is waiting for a person to answer
+    change_id: str | None = None  # the change the job proposed
+    change_files: list[str] = []
