@@ -11,11 +11,11 @@ from daemon.api.protocol import JobInfo, SubmitJob
 from daemon.cli.render import Progress, money
 from daemon.cli.viewer_link import print_viewer_link
 from daemon.client import DaemonClient, DaemonError
+from daemon.payloads import QuestionData
 
 
-async def _ask_person(progress: Progress, client: DaemonClient, job_id: str, data: dict[str, Any]) -> None:
-    question, qid = str(data.get("text", "")), data.get("question_id")
-    progress.say(f"\n? the team asks: {question}")
+async def _ask_person(progress: Progress, client: DaemonClient, job_id: str, question: QuestionData) -> None:
+    progress.say(f"\n? the team asks: {question.text}")
     if not sys.stdin.isatty():
         progress.say(f"  answer with: troupe answer {job_id} \"…\"")
         return
@@ -26,7 +26,7 @@ async def _ask_person(progress: Progress, client: DaemonClient, job_id: str, dat
     finally:
         progress.paused = False
     if reply.strip():
-        await client.answer(job_id, reply, qid)
+        await client.answer(job_id, reply, question.question_id or None)
 
 
 async def follow_job(client: DaemonClient, job: JobInfo, *, quiet: bool) -> JobInfo:
@@ -38,8 +38,9 @@ async def follow_job(client: DaemonClient, job: JobInfo, *, quiet: bool) -> JobI
                 if quiet:
                     continue
                 progress.update(event)
-                if event.kind == "question" and event.data.get("to", "human") == "human":
-                    await _ask_person(progress, client, job.id, event.data)
+                body = event.payload
+                if isinstance(body, QuestionData) and body.for_person:
+                    await _ask_person(progress, client, job.id, body)
     except (KeyboardInterrupt, asyncio.CancelledError):
         progress.say(f"\ninterrupted: cancelling job {job.id[:8]}")
         await client.cancel(job.id)
@@ -48,13 +49,11 @@ async def follow_job(client: DaemonClient, job: JobInfo, *, quiet: bool) -> JobI
 
 
 def print_outcome(job: JobInfo, change: Any, *, applied: Any = None) -> None:
-    result = job.result or {}
-    answer = result.get("answer") or result.get("conclusion")
-    if answer:
-        print(answer)
-    report = result.get("test_report")
-    if isinstance(report, dict) and report.get("summary"):
-        print(f"\ntests: {report['summary']}")
+    result = job.outcome
+    if result.reply:
+        print(result.reply)
+    if result.test_report is not None and result.test_report.summary:
+        print(f"\ntests: {result.test_report.summary}")
     if change is not None:
         print(f"\nproposed change {change.id} ({', '.join(change.files) or 'no files'}):\n")
         print(change.diff)
@@ -83,7 +82,7 @@ async def submit_and_follow(client: DaemonClient, request: SubmitJob, args: Any)
     except KeyboardInterrupt:
         print(f"\ncancelled job {job.id[:8]}", file=sys.stderr)
         return 130
-    change_id = (job.result or {}).get("change_id")
+    change_id = job.outcome.change_id
     change = await client.change(change_id) if change_id else None
     applied = None
     if change is not None and getattr(args, "apply", False) and job.state == "succeeded":

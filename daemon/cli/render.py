@@ -10,6 +10,14 @@ import time
 from typing import Any, TextIO
 
 from daemon.api.protocol import FindingInfo, JobInfo, StreamEvent
+from daemon.payloads import (
+    FindingData,
+    JobStateData,
+    LogData,
+    PhaseFinishedData,
+    PhaseStartedData,
+    ToolRunData,
+)
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SEVERITY_MARK = {"critical": "✖✖", "major": "✖", "minor": "▲", "info": "·"}
@@ -23,17 +31,15 @@ def money(cost: float) -> str:
     return f"${cost:.4f}" if cost else "$0"
 
 
-def finding_line(f: FindingInfo | dict[str, Any]) -> str:
-    d = f.to_json() if isinstance(f, FindingInfo) else f
-    where = f"{d.get('file')}:{d.get('start_line')}"
-    rule = f" [{d['rule']}]" if d.get("rule") else ""
-    mark = SEVERITY_MARK.get(str(d.get("severity")), "?")
-    return f"{mark} {where:<28} {d.get('severity'):<8} {d.get('message')}{rule}"
+def finding_line(f: FindingInfo | FindingData) -> str:
+    where = f"{f.file}:{f.start_line}"
+    rule = f" [{f.rule}]" if f.rule else ""
+    mark = SEVERITY_MARK.get(f.severity, "?")
+    return f"{mark} {where:<28} {f.severity:<8} {f.message}{rule}"
 
 
 def job_line(job: JobInfo) -> str:
-    what = job.request.get("prompt") or " ".join(job.request.get("files") or []) or ""
-    what = what.replace("\n", " ")
+    what = job.title.split(": ", 1)[-1] if ": " in job.title else ""
     if len(what) > 50:
         what = what[:47] + "..."
     when = time.strftime("%H:%M:%S", time.localtime(job.created_at or 0))
@@ -97,29 +103,23 @@ class Progress:
         self.out.flush()
 
     def update(self, event: StreamEvent) -> None:
-        data = event.data
-        if event.phase:
-            self.phase = event.phase
-        if event.role:
-            self.role = event.role
-        if event.kind == "job_state":
-            self.state = str(data.get("state", self.state))
-            if data.get("resumed"):
-                self.say("  resumed after a daemon restart")
-        elif event.kind == "usage":
-            self.tokens += int(data.get("prompt_tokens", 0)) + int(data.get("completion_tokens", 0))
-            self.cost += float(data.get("cost", 0.0))
-        elif event.kind == "phase_started" and not self.live:
-            self.say(f"  … {data.get('phase', event.phase)}" + (f" ({event.role})" if event.role else ""))
-        elif event.kind == "phase_finished":
-            phase = data.get("phase", event.phase)
-            self.say(f"  ✓ {phase}" + (f": {str(data.get('conclusion', ''))[:100]}" if data.get("conclusion") else ""))
-        elif event.kind == "tool_run":
-            mark = "✓" if data.get("ok") else "✗"
-            self.say(f"  {mark} {data.get('tool')}: {str(data.get('summary', ''))[:120]}")
-        elif event.kind == "finding":
-            self.say("  " + finding_line(data))
-        elif event.kind == "log" and data.get("skipped"):
-            self.say(f"  – {data.get('text')}")
-        elif event.kind == "log" and data.get("level") in ("warning", "error"):
-            self.say(f"  ! {data.get('text')}")
+        """Show one event: the status line reads the daemon's progress; some kinds add a line."""
+        if event.progress is not None:
+            p = event.progress
+            self.state, self.phase, self.role, self.tokens, self.cost = (p.state, p.phase or "", p.role or "",
+                                                                         p.tokens, p.cost)
+        body = event.payload
+        if isinstance(body, JobStateData) and body.resumed:
+            self.say("  resumed after a daemon restart")
+        elif isinstance(body, PhaseStartedData) and not self.live:
+            self.say(f"  … {body.phase or event.phase}" + (f" ({event.role})" if event.role else ""))
+        elif isinstance(body, PhaseFinishedData):
+            self.say(f"  ✓ {body.phase or event.phase}" + (f": {body.conclusion[:100]}" if body.conclusion else ""))
+        elif isinstance(body, ToolRunData):
+            self.say(f"  {'✓' if body.ok else '✗'} {body.tool}: {body.summary[:120]}")
+        elif isinstance(body, FindingData):
+            self.say("  " + finding_line(body))
+        elif isinstance(body, LogData) and body.skipped is not None:
+            self.say(f"  – {body.text}")
+        elif isinstance(body, LogData) and body.notable:
+            self.say(f"  ! {body.text}")
