@@ -10,11 +10,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from daemon.api.protocol import CONNECTION_EVENT, Message, ProtocolError, SubmitJob
+from daemon.api.protocol import Message, ProtocolError, SubmitJob
 from daemon.cli.experience import cmd_experience
 from daemon.cli.follow import submit_and_follow
 from daemon.cli.render import finding_line, job_line
 from daemon.client import DaemonClient, DaemonError
+from daemon.payloads import ConnectionData, FindingData, JobStateData, WatchData
 from daemon.teams.config import OPTION_KEYS
 
 
@@ -116,27 +117,27 @@ async def cmd_watch(client: DaemonClient, args: argparse.Namespace) -> int:
               f"(the daemon keeps watching; `troupe watch --stop {args.path}` stops it)", file=sys.stderr)
     shown: dict[object, str] = {}  # a finding re-sent unchanged (stored, then streamed again) prints once
     async for event in client.watch_events(ws.root, patient=True):  # waits out a daemon restart
-        if event.kind == CONNECTION_EVENT and event.data.get("state") == "back":
+        body = event.payload
+        if isinstance(body, ConnectionData) and body.state == "back":
             await still_registered(client, ws.root)
         if args.json:
             print(json.dumps(event.to_json()), flush=True)
-        elif event.kind == CONNECTION_EVENT:
-            if event.data.get("state") == "lost":
-                print(f"· daemon unreachable ({event.data.get('error')}); waiting for it to come back — "
+        elif isinstance(body, ConnectionData):
+            if body.state == "lost":
+                print(f"· daemon unreachable ({body.error}); waiting for it to come back — "
                       "Ctrl-C stops", file=sys.stderr, flush=True)
             else:
                 print("· daemon is back; following again", file=sys.stderr, flush=True)
-        elif event.kind == "finding":
-            line = finding_line(event.data)
-            key = event.data.get("id") or line
+        elif isinstance(body, FindingData):
+            line = finding_line(body)
+            key = body.id or line
             if shown.get(key) != line:
                 shown[key] = line
                 print(line, flush=True)
-        elif event.kind == "watch":
-            files = ", ".join(event.data.get("files", [])[:5])
-            print(f"· {event.data.get('action')}: {files} {event.data.get('reason', '')}".rstrip(), flush=True)
-        elif event.kind == "job_state" and event.data.get("state") == "failed":
-            print(f"! job {str(event.job_id)[:8]} failed: {event.data.get('error')}", flush=True)
+        elif isinstance(body, WatchData):
+            print(f"· {body.action}: {', '.join(body.files[:5])} {body.reason or ''}".rstrip(), flush=True)
+        elif isinstance(body, JobStateData) and body.state == "failed":
+            print(f"! job {str(event.job_id)[:8]} failed: {body.error}", flush=True)
     return 0
 
 
