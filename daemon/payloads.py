@@ -13,7 +13,7 @@ clipped event keeps only ``text``); unknown fields are kept on the wire and igno
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
@@ -23,24 +23,25 @@ HUMAN = "human"
 
 
 class Payload(msgspec.Struct, kw_only=True, frozen=True):
-    """Base of every event payload."""
+    """Base of every event payload. Subclasses say ``frozen=True`` again: msgspec inherits it at
+    run time, type checkers do not."""
 
     clipped: bool = False  # the stream cut a too-large event down to ``text``
 
 
-class JobStateData(Payload):
+class JobStateData(Payload, frozen=True):
     state: str = ""
     error: str | None = None
     resumed: bool = False
     title: str | None = None  # on ``queued``: the job's title, for surfaces that see only events
 
 
-class PhaseStartedData(Payload):
+class PhaseStartedData(Payload, frozen=True):
     phase: str = ""
     cycle: int | None = None
 
 
-class PhaseFinishedData(Payload):
+class PhaseFinishedData(Payload, frozen=True):
     phase: str = ""
     cycle: int | None = None
     conclusion: str = ""
@@ -58,13 +59,13 @@ class PhaseFinishedData(Payload):
     skipped: str | None = None  # why the phase was skipped (experience, a shortcut)
 
 
-class MessageData(Payload):
+class MessageData(Payload, frozen=True):
     text: str = ""
     to: str | None = None  # the role spoken to; the speaker is the event's role
     reflection: bool = False
 
 
-class QuestionData(Payload):
+class QuestionData(Payload, frozen=True):
     question_id: str = ""
     text: str = ""
     to: str = HUMAN  # "instructor" or "human"
@@ -75,13 +76,13 @@ class QuestionData(Payload):
         return self.to == HUMAN
 
 
-class AnswerData(Payload):
+class AnswerData(Payload, frozen=True):
     question_id: str = ""
     text: str = ""
     by: str = HUMAN
 
 
-class ToolRunData(Payload):
+class ToolRunData(Payload, frozen=True):
     tool: str = "tool"  # "tests", "static_check", "context", …
     ok: bool = False
     summary: str = ""
@@ -93,7 +94,7 @@ class ToolRunData(Payload):
     tokens: int | None = None
 
 
-class UsageData(Payload):
+class UsageData(Payload, frozen=True):
     model: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -108,21 +109,21 @@ class UsageData(Payload):
         return self.prompt_tokens + self.completion_tokens
 
 
-class CodeStateData(Payload):
+class CodeStateData(Payload, frozen=True):
     index: int = 0
     hash: str = ""
     files: list[str] = []
     instruction: str = ""
 
 
-class ChangeProposedData(Payload):
+class ChangeProposedData(Payload, frozen=True):
     change_id: str = ""
     files: list[str] = []
     diff: str = ""
     tests_failed: str | None = None  # the change's own tests failed: offer it with that warning
 
 
-class FindingData(Payload):
+class FindingData(Payload, frozen=True):
     """One finding (the fields of ``daemon.api.protocol.FindingInfo``); 1-based lines."""
 
     id: int = 0
@@ -141,7 +142,7 @@ class FindingData(Payload):
     content_hash: str | None = None
 
 
-class LogData(Payload):
+class LogData(Payload, frozen=True):
     level: str = "info"  # "info", "warning", "error"
     text: str = ""
     skipped: str | None = None  # a loop skipped (its name); ``reason`` says why
@@ -158,14 +159,14 @@ class LogData(Payload):
         return self.level in ("warning", "error") or self.skipped is not None
 
 
-class WatchData(Payload):
+class WatchData(Payload, frozen=True):
     workspace: str | None = None
     action: str = ""  # queued | skipped | capped | polling
     files: list[str] = []
     reason: str | None = None
 
 
-class ConnectionData(Payload):
+class ConnectionData(Payload, frozen=True):
     """Made by the client (``DaemonClient.watch_events(patient=True)``), never sent by the daemon."""
 
     state: Literal["lost", "back"] = "lost"
@@ -209,13 +210,17 @@ def _where(exc: msgspec.ValidationError) -> str:
 
 
 class TestFailure(msgspec.Struct, kw_only=True, frozen=True):
-    test: str | None = None
+    __test__: ClassVar[bool] = False  # not a pytest test class
+    test_id: str | None = None
     file: str | None = None
+    line: int | None = None
     message: str = ""
-    text: str | None = None
+    output: str = ""
+    text: str | None = None  # a failure that was only text
 
 
 class TestReport(msgspec.Struct, kw_only=True, frozen=True):
+    __test__: ClassVar[bool] = False
     ok: bool = False
     ran: bool = True
     passed: int = 0

@@ -52,7 +52,7 @@ async def on_job_button(bot: TroupeBot, body: dict[str, Any], action: dict[str, 
     change_id = record.change_id
     try:
         if change_id is None:
-            change_id = str(((await bot.daemon.job(job_id)).result or {}).get("change_id") or "") or None
+            change_id = (await bot.daemon.job(job_id)).outcome.change_id
         if change_id is None:
             await _tell(respond, "This job proposed no change.")
             return

@@ -17,7 +17,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from daemon.api.protocol import ACTIVE_STATES, JobInfo, SubmitJob
+from daemon.api.protocol import ACTIVE_STATES, JobInfo, JobKind, SubmitJob
 from daemon.client import DaemonClient, DaemonError
 from slack_bot import render
 from slack_bot.config import SlackConfig
@@ -168,9 +168,11 @@ class TroupeBot:
         await self.poster.react(thread.channel, ts, "speech_balloon")
 
     async def start(self, thread: Thread, text: str, user: str, trigger_ts: str,
-                    previous: JobInfo | None = None, kind: str | None = None) -> None:
+                    previous: JobInfo | None = None, kind: JobKind | None = None) -> None:
         """Submit the job a message asks for and follow it in the thread."""
-        default = previous.kind if previous is not None and previous.kind in ("ask", "change", "build") else "ask"
+        default: JobKind = "ask"
+        if previous is not None and previous.kind in ("ask", "change", "build"):
+            default = previous.kind
         intent = parse(text, default)
         if kind is not None:
             intent.kind = kind
@@ -192,7 +194,6 @@ class TroupeBot:
         prompt = intent.prompt
         if previous is not None:
             prompt = await self._with_history(thread, prompt)
-        progress = render.Progress(intent.kind, root)
         status_ts = await self.poster.post(thread.channel, thread.thread_ts,
                                            f":eyes: On it, <@{user}>: *{intent.kind}* in "
                                            f"`{render.escape(render.workspace_name(root))}`…")
@@ -200,7 +201,7 @@ class TroupeBot:
         if previous is not None:
             options["previous_job"] = previous.id
         try:
-            job = await self.daemon.submit(SubmitJob(kind=intent.kind, workspace=root, prompt=prompt,  # type: ignore[arg-type]
+            job = await self.daemon.submit(SubmitJob(kind=intent.kind, workspace=root, prompt=prompt,
                                                      files=files, options=options))
         except DaemonError as exc:
             text = f":x: The team could not start: {render.escape(str(exc))}"
@@ -213,7 +214,8 @@ class TroupeBot:
         self.state.add_job(JobRecord(job.id, thread.channel, thread.thread_ts, user, job.kind))
         if status_ts:
             with contextlib.suppress(SlackApiError):
-                await self.poster.update(thread.channel, status_ts, render.status_text(progress, job.id))
+                await self.poster.update(thread.channel, status_ts, render.status_text(job.kind, root, job.progress,
+                                                                                          job.id))
         self.spawn(JobFollower(self, thread, job, trigger_ts).run())
 
     async def _with_history(self, thread: Thread, prompt: str) -> str:
@@ -224,12 +226,11 @@ class TroupeBot:
                 job = await self.daemon.job(record.job_id)
             except DaemonError:
                 continue
-            result = job.result or {}
-            lines.append(f"Earlier request ({job.kind}): {job.request.get('prompt') or ''}"[:HISTORY_CHARS])
-            answer = result.get("answer") or result.get("conclusion") or job.error or job.state
-            lines.append(f"The team's answer: {answer}"[:HISTORY_CHARS])
-            if result.get("files"):
-                lines.append(f"Files the team changed: {', '.join(map(str, result['files']))}")
+            result = job.outcome
+            lines.append(f"Earlier request ({job.kind}): {job.submitted.prompt or ''}"[:HISTORY_CHARS])
+            lines.append(f"The team's answer: {result.reply or job.error or job.state}"[:HISTORY_CHARS])
+            if result.files:
+                lines.append(f"Files the team changed: {', '.join(result.files)}")
             lines.append("")
         lines.append(f"Now: {prompt}")
         return "\n".join(lines)

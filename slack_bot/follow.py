@@ -1,8 +1,8 @@
 """Following one job in its thread: the status message, the team's questions, the final summary.
 
-The daemon's event stream (resumed by the client after a disconnect) is folded into a
-:class:`~slack_bot.render.Progress`; the status message is edited at most once per
-``update_interval``. A question for the human is posted in the thread, addressed to the
+The daemon's event stream (resumed by the client after a disconnect) carries the job's
+progress, which the status message shows; it is edited at most once per ``update_interval``.
+A question for the human is posted in the thread, addressed to the
 requester. At the end: the summary with the diff (inline when short, else a file) and the
 Apply / Discard / Details buttons, and a ✅ or ❌ on the message that asked.
 """
@@ -16,6 +16,7 @@ from slack_sdk.errors import SlackApiError
 
 from daemon.api.protocol import ChangeInfo, FindingInfo, JobInfo
 from daemon.client import DaemonError
+from daemon.payloads import QuestionData
 from slack_bot import render
 from slack_bot.poster import StatusMessage
 from slack_bot.state import Thread
@@ -29,20 +30,24 @@ log = logging.getLogger("troupe.slack")
 class JobFollower:
     def __init__(self, bot: TroupeBot, thread: Thread, job: JobInfo, trigger_ts: str) -> None:
         self.bot, self.thread, self.job, self.trigger_ts = bot, thread, job, trigger_ts
-        self.progress = render.Progress(job.kind, job.workspace or thread.workspace)
+        self.progress = job.progress  # the daemon's; each event brings the newest
         self.status: StatusMessage | None = None
         if thread.status_ts:
             self.status = StatusMessage(bot.poster, thread.channel, thread.status_ts,
-                                        lambda: render.status_text(self.progress, job.id),
+                                        lambda: render.status_text(job.kind, job.workspace or thread.workspace,
+                                                                          self.progress, job.id),
                                         interval=bot.config.update_interval)
 
     async def run(self) -> None:
         try:
             async for event in self.bot.daemon.events(self.job.id):
-                if self.progress.fold(event.kind, event.data, event.phase, event.role) and self.status:
-                    self.status.touch()
-                if event.kind == "question" and event.data.get("to", "human") == "human":
-                    await self._question(str(event.data.get("question_id")), str(event.data.get("text", "")))
+                if event.progress is not None and event.progress != self.progress:
+                    self.progress = event.progress
+                    if self.status:
+                        self.status.touch()
+                body = event.payload
+                if isinstance(body, QuestionData) and body.for_person:
+                    await self._question(body.question_id, body.text)
             job = await self.bot.daemon.job(self.job.id)
         except DaemonError as exc:
             log.warning("lost job %s: %s", self.job.id, exc)
@@ -95,7 +100,7 @@ class JobFollower:
                                "white_check_mark" if job.state == "succeeded" else "x")
 
     async def _change(self, job: JobInfo) -> ChangeInfo | None:
-        change_id = (job.result or {}).get("change_id") or self.progress.change_id
+        change_id = job.outcome.change_id or self.progress.change_id
         if not change_id:
             return None
         try:

@@ -7,10 +7,10 @@ to Slack's limits (3,000 characters a section); secrets are redacted later, by t
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.api.protocol import ChangeInfo, FindingInfo, JobInfo
+from daemon.api.protocol import ChangeInfo, FindingInfo, JobInfo, StreamEvent
+from daemon.payloads import AnswerData, JobProgress, PhaseFinishedData, QuestionData, ToolRunData
 
 SECTION_MAX = 2900
 APPLY, DISCARD, DETAILS, PICK_WORKSPACE = "troupe_apply", "troupe_discard", "troupe_details", "troupe_workspace"
@@ -32,96 +32,61 @@ def workspace_name(root: str | None) -> str:
     return os.path.basename(root.rstrip("/")) if root else "no repository"
 
 
-@dataclass
-class Progress:
-    """What the status message shows, folded from the job's events."""
-
-    kind: str
-    workspace: str | None
-    state: str = "queued"
-    phase: str | None = None
-    role: str | None = None
-    phases_done: int = 0
-    tokens: int = 0
-    cost: float = 0.0
-    change_id: str | None = None
-    change_files: list[str] = field(default_factory=list)
-
-    def fold(self, kind: str, data: dict[str, Any], phase: str | None, role: str | None) -> bool:
-        """Take one event in; True when the status message would show something new."""
-        if kind == "job_state":
-            self.state = str(data.get("state", self.state))
-        elif kind == "phase_started":
-            self.phase, self.role = data.get("phase") or phase, role
-        elif kind == "phase_finished":
-            self.phases_done += 1
-        elif kind == "usage":
-            self.tokens += int(data.get("prompt_tokens", 0)) + int(data.get("completion_tokens", 0))
-            self.cost += float(data.get("cost", 0.0) or 0.0)
-            self.role = role or self.role
-        elif kind == "message" and role and role != "human":
-            self.role = role
-        elif kind == "change_proposed":
-            self.change_id, self.change_files = data.get("change_id"), list(data.get("files", []))
-        else:
-            return False
-        return True
-
-    def line(self) -> str:
-        parts = [f"{STATE_ICONS.get(self.state, ':gear:')} *{self.kind}* in `{escape(workspace_name(self.workspace))}`"
-                 f" — {STATE_WORDS.get(self.state, self.state)}"]
-        facts = []
-        if self.phase:
-            facts.append(f"phase `{escape(self.phase)}`")
-        if self.role:
-            facts.append(escape(self.role))
-        facts.append(f"{self.tokens:,} tokens")
-        facts.append(f"${self.cost:.4f}")
-        return parts[0] + "\n" + " · ".join(facts)
+def status_line(kind: str, workspace: str | None, progress: JobProgress) -> str:
+    """The status message's words: the job's state, phase, role, tokens and cost, as the daemon computed them."""
+    head = (f"{STATE_ICONS.get(progress.state, ':gear:')} *{kind}* in `{escape(workspace_name(workspace))}`"
+            f" — {STATE_WORDS.get(progress.state, progress.state)}")
+    facts = []
+    if progress.phase:
+        facts.append(f"phase `{escape(progress.phase)}`")
+    if progress.role:
+        facts.append(escape(progress.role))
+    facts.append(f"{progress.tokens:,} tokens")
+    facts.append(f"${progress.cost:.4f}")
+    return head + "\n" + " · ".join(facts)
 
 
-def status_text(progress: Progress, job_id: str) -> str:
-    return f"{progress.line()}\n_job `{job_id}`_"
+def status_text(kind: str, workspace: str | None, progress: JobProgress, job_id: str) -> str:
+    return f"{status_line(kind, workspace, progress)}\n_job `{job_id}`_"
 
 
-def final_status_text(job: JobInfo, progress: Progress) -> str:
+def final_status_text(job: JobInfo, progress: JobProgress) -> str:
+    """The status message once the job is over (``progress``: the last the stream brought, which counts phases)."""
     icon = STATE_ICONS.get(job.state, ":grey_question:")
     seconds = (job.finished_at or 0) - (job.started_at or job.created_at or 0)
     tokens = job.usage.total_tokens or progress.tokens
     cost = job.usage.cost or progress.cost
     timing = f" · {seconds:.1f} s" if seconds > 0 else ""
+    phases = max(progress.phases_done, job.progress.phases_done)
     return (f"{icon} *{job.kind}* in `{escape(workspace_name(job.workspace))}` — {STATE_WORDS.get(job.state)}\n"
-            f"{progress.phases_done} phase(s) · {tokens:,} tokens · ${cost:.4f}{timing}\n_job `{job.id}`_")
+            f"{phases} phase(s) · {tokens:,} tokens · ${cost:.4f}{timing}\n_job `{job.id}`_")
 
 
 def summary_text(job: JobInfo, findings: list[FindingInfo] | None = None) -> str:
     """The words of the final message: the answer, the plan and test outcome, or the findings."""
-    result = job.result or {}
+    result = job.outcome
     if job.state != "succeeded":
         return f"*The team could not finish:* {escape(job.error or job.state)}"
     lines: list[str] = []
     if job.kind == "ask":
-        lines.append(escape(str(result.get("answer") or result.get("conclusion") or "(no answer)")))
+        lines.append(escape(result.reply or "(no answer)"))
     elif job.kind in ("change", "build"):
-        plan = (result.get("conclusions") or {}).get("plan")
-        if plan:
-            lines.append(f"*Plan:* {escape(str(plan))}")
-        if result.get("files"):
-            lines.append("*Files:* " + ", ".join(f"`{escape(f)}`" for f in result["files"]))
+        if result.plan:
+            lines.append(f"*Plan:* {escape(result.plan)}")
+        if result.files:
+            lines.append("*Files:* " + ", ".join(f"`{escape(f)}`" for f in result.files))
     if job.kind == "review":
         found = findings or []
         lines.append(f"*{len(found)} finding(s)*" if found else "*No findings.* :sparkles:")
         for f in found[:15]:
             lines.append(f"• `{escape(f.file)}:{f.start_line}` _{f.severity}_ {escape(f.message)}")
-    report = result.get("test_report")
-    if isinstance(report, dict) and report.get("summary"):
-        lines.append(f"*Tests:* {escape(str(report['summary']))}")
-        for failure in (report.get("failures") or [])[:5]:
-            if isinstance(failure, dict):
-                lines.append(f"• `{escape(str(failure.get('test') or failure.get('file') or '?'))}` "
-                             f"{escape(str(failure.get('message', '')))[:300]}")
-    for warning in result.get("warnings") or []:
-        lines.append(f":warning: {escape(str(warning))}")
+    report = result.test_report
+    if report is not None and report.summary:
+        lines.append(f"*Tests:* {escape(report.summary)}")
+        for failure in report.failures[:5]:
+            lines.append(f"• `{escape(failure.test_id or failure.file or '?')}` {escape(failure.message)[:300]}")
+    for warning in result.warnings:
+        lines.append(f":warning: {escape(warning)}")
     return cut("\n".join(lines) or "Done.")
 
 
@@ -169,17 +134,17 @@ def workspace_choice_blocks(prompt: str, roots: list[str]) -> list[dict[str, Any
             {"type": "actions", "elements": elements}]
 
 
-def details_text(job: JobInfo, events: list[Any]) -> str:
+def details_text(job: JobInfo, events: list[StreamEvent]) -> str:
     lines = [f"*Job `{job.id}`* ({job.kind}, {job.state}) · {job.usage.total_tokens:,} tokens · ${job.usage.cost:.4f}"]
     for e in events:
-        if e.kind == "phase_finished":
-            lines.append(f"• phase `{escape(str(e.data.get('phase')))}`: "
-                         f"{escape(str(e.data.get('conclusion', ''))[:200])} ({e.data.get('tokens', 0)} tokens)")
-        elif e.kind == "tool_run":
-            lines.append(f"• tool `{escape(str(e.data.get('tool')))}`: {escape(str(e.data.get('summary', ''))[:200])}")
-        elif e.kind in ("question", "answer"):
-            who = e.data.get("by") or e.role or "?"
-            lines.append(f"• {e.kind} ({escape(str(who))}): {escape(str(e.data.get('text', ''))[:200])}")
+        body = e.payload
+        if isinstance(body, PhaseFinishedData):
+            lines.append(f"• phase `{escape(body.phase)}`: {escape(body.conclusion[:200])} ({body.tokens} tokens)")
+        elif isinstance(body, ToolRunData):
+            lines.append(f"• tool `{escape(body.tool)}`: {escape(body.summary[:200])}")
+        elif isinstance(body, QuestionData | AnswerData):
+            who = (body.by if isinstance(body, AnswerData) else None) or e.role or "?"
+            lines.append(f"• {e.kind} ({escape(who)}): {escape(body.text[:200])}")
     return cut("\n".join(lines))
 
 

@@ -288,6 +288,11 @@ class JobInfo(Message):
     progress: JobProgress = field(default_factory=JobProgress)  # phase, role, tokens, cost, pending question
 
     @property
+    def submitted(self) -> SubmitJob:
+        """``request`` as the SubmitJob it was (its prompt, files and options)."""
+        return SubmitJob.from_json(self.request)
+
+    @property
     def outcome(self) -> JobResult:
         """``result`` as its record (empty while the job runs)."""
         return job_result(self.result)
