@@ -99,3 +99,18 @@ class JobsQuery:
         if not 1 <= self.limit <= 1000:
             return f"limit must be from 1 to 1000, got {self.limit}"
         return None
+
+
+@attrs.define
+class ExperienceQuery:
+    """``troupe/experience``: search what the team has learnt."""
+
+    query: str
+    limit: int = 20
+
+    def check(self) -> str | None:
+        if not self.query.strip():
+            return "query is empty: say what to look for"
+        if not 1 <= self.limit <= 200:
+            return f"limit must be from 1 to 200, got {self.limit}"
+        return None

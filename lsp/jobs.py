@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from daemon.api.protocol import FINAL_STATES, JobInfo, StreamEvent
 from daemon.client import DaemonError
+from daemon.payloads import ChangeProposedData, PhaseStartedData, QuestionData, ToolRunData
 
 if TYPE_CHECKING:
     from lsp.server import TroupeServer
@@ -100,7 +101,7 @@ class JobFollower:
         try:
             async for event in self.server.link.client.events(job.id):
                 self._on_event(token, event, seen)
-                if event.kind == "job_state" and event.data.get("state") in FINAL_STATES:
+                if event.progress is not None and event.progress.state in FINAL_STATES:
                     break
             info = await self.server.link.call(lambda c: c.job(job.id))
         except DaemonError as exc:
@@ -120,19 +121,19 @@ class JobFollower:
             return None
 
     def _on_event(self, token: str | None, event: StreamEvent, seen: set[tuple[str, str]]) -> None:
-        data = event.data
-        if event.phase and event.role and (event.phase, event.role) not in seen:  # who works on what now
-            seen.add((event.phase, event.role))
-            self._report(token, f"{event.phase} · {event.role}")
-        if event.kind == "phase_started" and not event.role:
-            self._report(token, str(event.phase or data.get("phase")))
-        elif event.kind == "tool_run":
-            self._report(token, f"{data.get('tool', 'tool')}: {str(data.get('summary', ''))[:80]}")
-        elif event.kind == "question" and data.get("to", "human") == "human":
+        progress, body = event.progress, event.payload
+        if progress is not None and progress.phase and progress.role and (progress.phase, progress.role) not in seen:
+            seen.add((progress.phase, progress.role))  # who works on what now
+            self._report(token, f"{progress.phase} · {progress.role}")
+        if isinstance(body, PhaseStartedData) and not event.role:
+            self._report(token, event.phase or body.phase)
+        elif isinstance(body, ToolRunData):
+            self._report(token, f"{body.tool}: {body.summary[:80]}")
+        elif isinstance(body, QuestionData) and body.for_person:
             self._report(token, "waiting for your answer")
-            self._spawn(self.ask_user(event.job_id or "", str(data.get("question_id") or ""), str(data.get("text"))))
-        elif event.kind == "change_proposed":
-            self._spawn(self.offer_change(event.job_id or "", data))
+            self._spawn(self.ask_user(event.job_id or "", body.question_id, body.text))
+        elif isinstance(body, ChangeProposedData):
+            self._spawn(self.offer_change(event.job_id or "", body))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -141,12 +142,12 @@ class JobFollower:
 
     def _tell_outcome(self, info: JobInfo, url: str | None = None) -> None:
         """One message, only for a failure or an answer; a failure's carries the viewer link."""
-        result = info.result or {}
+        answer = info.outcome.answer
         if info.state == "failed":
             see = f" (see what happened: {url})" if url else ""
             self.server.say(types.MessageType.Error, f"Troupe: the {info.kind} job failed: {_short(info.error)}{see}")
-        elif info.state == "succeeded" and info.kind == "ask" and result.get("answer"):
-            self.server.say(types.MessageType.Info, f"Troupe: {str(result['answer'])[:2000]}")
+        elif info.state == "succeeded" and info.kind == "ask" and answer:
+            self.server.say(types.MessageType.Info, f"Troupe: {answer[:2000]}")
 
     # ---------------------------------------------------------------- asking the user
 
@@ -165,12 +166,11 @@ class JobFollower:
         except DaemonError as exc:
             self.server.say(types.MessageType.Warning, f"Troupe: your answer did not reach the team: {exc}")
 
-    async def offer_change(self, job_id: str, data: dict[str, Any]) -> None:
-        change_id = str(data.get("change_id"))
-        files = [str(f) for f in data.get("files") or []]
-        failed = str(data["tests_failed"]) if data.get("tests_failed") else None  # the daemon's verdict
+    async def offer_change(self, job_id: str, proposed: ChangeProposedData) -> None:
+        change_id, files = proposed.change_id, proposed.files
+        failed = proposed.tests_failed or None  # the daemon's verdict
         self.server.notify("troupe/changeProposed", {"jobId": job_id, "changeId": change_id, "files": files,
-                                                     "diff": data.get("diff", ""),
+                                                     "diff": proposed.diff,
                                                      **({"testsFailed": failed} if failed else {})})
         if self.server.settings.get("changes") == "notification":
             return

@@ -1,6 +1,7 @@
 """Custom requests for richer clients (the VS Code extension's chat and status views).
 
-``troupe/jobs`` lists jobs, ``troupe/getStatus`` answers with the same payload as the
+``troupe/jobs`` lists jobs, ``troupe/experience`` searches what the team has learnt (the
+daemon's ``SearchResults``), ``troupe/getStatus`` answers with the same payload as the
 ``troupe/status`` notification, ``troupe/debug`` tells what this process has loaded (tests use
 it to check that the server stays light). See lsp/README.md for every custom message.
 """
@@ -12,7 +13,7 @@ import sys
 from typing import Any
 
 from daemon.client import DaemonError
-from lsp.arguments import JobsQuery
+from lsp.arguments import ExperienceQuery, JobsQuery
 from lsp.rpc import daemon_failed, parse
 from lsp.server import TroupeServer
 
@@ -29,6 +30,15 @@ def register(server: TroupeServer) -> None:
         except DaemonError as exc:
             raise daemon_failed(exc) from None
         return {"jobs": [job.to_json() for job in found]}
+
+    @server.feature("troupe/experience")
+    async def experience(ls: TroupeServer, params: Any) -> dict[str, Any]:
+        query = parse(ExperienceQuery, params if params is not None else {}, "troupe/experience")
+        try:
+            found = await ls.link.call(lambda c: c.search(query.query, limit=query.limit))
+        except DaemonError as exc:
+            raise daemon_failed(exc) from None
+        return found.to_json()
 
     @server.feature("troupe/getStatus")
     def get_status(ls: TroupeServer, params: Any) -> dict[str, Any]:
