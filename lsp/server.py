@@ -32,6 +32,7 @@ from daemon.api.protocol import (
 )
 from daemon.client import DaemonClient, DaemonError
 from daemon.lint import is_lint_rule
+from daemon.payloads import FindingData, JobStateData, UsageData
 from lsp.diagnostics import to_diagnostic
 from lsp.documents import OpenDocument, containing_root
 from lsp.edits import ChangeNotApplicable, workspace_edit
@@ -189,14 +190,16 @@ class TroupeServer(LanguageServer):
         if event.workspace not in roots and event.job_id not in self.own_jobs:
             return
         self.notify("troupe/jobEvent", {"event": event.to_json()})
-        if event.kind == "finding" and event.workspace:
+        body = event.payload
+        if isinstance(body, FindingData) and event.workspace:
             self.show_finding(event)
-        elif event.kind == "usage":
-            for key in self.usage:
-                self.usage[key] += event.data.get(key) or 0
+        elif isinstance(body, UsageData):  # this editor's session: every job's usage
+            self.usage["prompt_tokens"] += body.prompt_tokens
+            self.usage["completion_tokens"] += body.completion_tokens
+            self.usage["cost"] += body.cost
             self.notify("troupe/status", self.status())
-        elif event.kind == "job_state" and event.job_id:
-            state = event.data.get("state")
+        elif isinstance(body, JobStateData) and event.job_id:
+            state = body.state
             if state in ACTIVE_STATES:
                 self.active_jobs.add(event.job_id)
             elif state in FINAL_STATES:
