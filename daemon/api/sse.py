@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from aiohttp import web
 
 from daemon.api.protocol import FINAL_STATES, ProtocolError, StreamEvent
-from daemon.events import EventKind
 from daemon.jobs.hub import EventHub, Subscription
+from daemon.payloads import JobStateData
 
 HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -39,14 +39,15 @@ def frame(event: StreamEvent, event_id: str) -> bytes:
     data = json.dumps(event.to_json(), separators=(",", ":"))
     if len(data) > MAX_FRAME:  # events are clipped when recorded; this is the stream's own guard
         event = StreamEvent(kind=event.kind, job_id=event.job_id, seq=event.seq, phase=event.phase, role=event.role,
-                            at=event.at, workspace=event.workspace,
+                            at=event.at, workspace=event.workspace, progress=event.progress,
                             data={"clipped": True, "text": f"event too large to stream ({len(data):,} bytes)"})
         data = json.dumps(event.to_json(), separators=(",", ":"))
     return f"id: {event_id}\nevent: {event.kind}\ndata: {data}\n\n".encode()
 
 
 def is_final(event: StreamEvent) -> bool:
-    return event.kind == EventKind.JOB_STATE and event.data.get("state") in FINAL_STATES
+    body = event.payload
+    return isinstance(body, JobStateData) and body.state in FINAL_STATES
 
 
 async def _open(request: web.Request) -> web.StreamResponse:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.events import EventKind
+from daemon.payloads import HUMAN, AnswerData, QuestionData, payload
 
 
 @dataclass
@@ -38,15 +38,12 @@ class QuestionBook:
         answered: dict[str, str] = {}
         order: list[str] = []
         for event in events:
-            data = event.data or {}
-            qid = data.get("question_id")
-            if not qid:
-                continue
-            if event.kind == EventKind.QUESTION and data.get("to", "human") == "human":
-                asked[qid] = str(data.get("text", ""))
-                order.append(qid)
-            elif event.kind == EventKind.ANSWER and data.get("by", "human") == "human":
-                answered[qid] = str(data.get("text", ""))
+            body = payload(str(event.kind), event.data)
+            if isinstance(body, QuestionData) and body.question_id and body.for_person:
+                asked[body.question_id] = body.text
+                order.append(body.question_id)
+            elif isinstance(body, AnswerData) and body.question_id and body.by == HUMAN:
+                answered[body.question_id] = body.text
         book = cls(replay=[(asked[q], answered[q]) for q in order if q in answered])
         unanswered = [q for q in order if q not in answered]
         if unanswered:
