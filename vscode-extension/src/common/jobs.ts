@@ -2,9 +2,10 @@
  * The jobs this window knows about, built from the server's notifications.
  *
  * `troupe/jobEvent` streams every event of the jobs of this window's workspaces (and of the
- * jobs it started); {@link JobStore} keeps, per job, its state, phase, tokens and cost, the
- * questions waiting for the user, the proposed changes, and the conversation the chat view
- * shows. It is plain data: the status bar, the commands and the chat view read it.
+ * jobs it started), each with the job's progress as the daemon computed it; {@link JobStore}
+ * keeps, per job, that progress (state, phase, role, tokens, cost, the question waiting for the
+ * user), the proposed changes, and the conversation the chat view shows. It is plain data: the
+ * status bar, the commands and the chat view read it.
  */
 
 import { entryFor, jobTitle } from "../chat/conversation";
@@ -15,6 +16,7 @@ import {
   FINAL_STATES,
   type ChangeProposedParams,
   type JobInfo,
+  type JobProgress,
   type QuestionParams,
   type StreamEvent,
 } from "./protocol";
@@ -57,14 +59,6 @@ export interface JobRecord {
 }
 
 export type JobListener = (jobId: string, entry?: TroupeView.Entry) => void;
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-function num(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? value : 0;
-}
 
 export class JobStore {
   private readonly jobs = new Map<string, JobRecord>();
@@ -128,32 +122,10 @@ export class JobStore {
     if (!jobId) return; // watcher notices: not a job
     const job = this.record(jobId);
     if (event.workspace) job.workspace = event.workspace;
-    const data = event.data ?? {};
-    switch (event.kind) {
-      case "job_state":
-        job.state = str(data["state"]) ?? job.state;
-        if (!job.titled && str(data["title"])) { // the daemon's title, on the queued event
-          job.title = str(data["title"])!;
-          job.titled = true;
-        }
-        if (!ACTIVE_STATES.includes(job.state)) job.question = undefined;
-        break;
-      case "phase_started":
-        job.phase = event.phase ?? str(data["phase"]) ?? job.phase;
-        job.role = event.role ?? job.role;
-        break;
-      case "usage":
-        job.tokens += num(data["prompt_tokens"]) + num(data["completion_tokens"]);
-        job.cost += num(data["cost"]);
-        break;
-      case "question":
-        if ((str(data["to"]) ?? "human") === "human") {
-          job.question = { jobId, questionId: str(data["question_id"]) ?? "", text: str(data["text"]) ?? "" };
-        }
-        break;
-      case "answer":
-        if (job.question && job.question.questionId === (str(data["question_id"]) ?? "")) job.question = undefined;
-        break;
+    if (event.progress) this.progressed(job, event.progress);
+    if (event.kind === "job_state" && !job.titled && event.data.title) { // the daemon's title, on the queued event
+      job.title = event.data.title;
+      job.titled = true;
     }
     const entry = entryFor(event, jobId, job.entries);
     if (entry) this.upsert(job, entry);
@@ -195,19 +167,9 @@ export class JobStore {
       job.title = jobTitle(info);
       job.titled = true;
     }
-    if (info.usage) {
-      const tokens = num(info.usage.prompt_tokens) + num(info.usage.completion_tokens);
-      // The daemon's totals are authoritative; events seen here may have started mid-job.
-      if (tokens >= job.tokens) job.tokens = tokens;
-      if (num(info.usage.cost) >= job.cost) job.cost = num(info.usage.cost);
-    }
-    if (info.state === "waiting_for_answer" && info.question) {
-      job.question = { jobId: info.id, questionId: info.question.question_id, text: info.question.text };
-    } else if (!ACTIVE_STATES.includes(info.state)) {
-      job.question = undefined;
-    }
+    if (info.progress) this.progressed(job, { ...info.progress, state: info.state });
     const answer = info.result?.answer;
-    if (typeof answer === "string" && answer.trim() && !job.entries.some((e) => e.kind === "result")) {
+    if (answer?.trim() && !job.entries.some((e) => e.kind === "result")) {
       this.upsert(job, { id: "result", kind: "result", text: answer });
     }
     const error = info.error;
@@ -254,6 +216,19 @@ export class JobStore {
   }
 
   // ---------------------------------------------------------------- internals
+
+  /** The daemon's progress of the job (with an event or a JobInfo): shown as it is, never re-counted here. */
+  private progressed(job: JobRecord, progress: JobProgress): void {
+    job.state = progress.state ?? job.state;
+    if (progress.phase) job.phase = progress.phase;
+    if (progress.role) job.role = progress.role;
+    // Never lowered: a finished job's JobInfo may count less than the events it streamed.
+    job.tokens = Math.max(job.tokens, progress.tokens ?? 0);
+    job.cost = Math.max(job.cost, progress.cost ?? 0);
+    const question = progress.question;
+    job.question = question && ACTIVE_STATES.includes(job.state)
+      ? { jobId: job.id, questionId: question.question_id, text: question.text } : undefined;
+  }
 
   private record(jobId: string, kind = "job"): JobRecord {
     let job = this.jobs.get(jobId);

@@ -3,7 +3,7 @@
  *
  * Mirrors the language server (lsp/features/commands.py, lsp/features/custom.py, lsp/jobs.py,
  * lsp/server.py): every `troupe.*` command takes ONE object with camelCase keys; the server's
- * custom notifications carry the daemon's own JSON (snake_case, from daemon/api/protocol.py).
+ * custom notifications carry the daemon's own JSON (snake_case), typed in daemon.generated.ts.
  * The extension's own VS Code command ids are different (`troupe.askTeam`, …): the language
  * client registers the server's command ids itself.
  */
@@ -30,7 +30,7 @@ export const Commands = {
 export const Requests = {
   jobs: "troupe/jobs",
   getStatus: "troupe/getStatus",
-  /** Not served by every server version: the extension falls back to `troupe experience search`. */
+  /** `{query, limit?}` -> SearchResults (an older server without it: `troupe experience search`). */
   experience: "troupe/experience",
 } as const;
 
@@ -43,12 +43,28 @@ export const Notifications = {
   jobFinished: "troupe/jobFinished",
 } as const;
 
-export type JobKind = "ask" | "build" | "change" | "review" | "test";
-export type JobState = "queued" | "running" | "waiting_for_answer" | "succeeded" | "failed" | "cancelled";
-export const ACTIVE_STATES: readonly string[] = ["queued", "running", "waiting_for_answer"];
-export const FINAL_STATES: readonly string[] = ["succeeded", "failed", "cancelled"];
-export type Severity = "critical" | "major" | "minor" | "info";
-export const SEVERITIES: readonly Severity[] = ["critical", "major", "minor", "info"];
+// The daemon's own types (JobInfo, StreamEvent, every event's data, JobProgress, JobResult, …) are
+// generated from daemon/api/protocol.py and daemon/payloads.py into daemon.generated.ts.
+export {
+  ACTIVE_STATES,
+  FINAL_STATES,
+  JOB_KINDS,
+  SEVERITIES,
+  type ChangeInfo,
+  type EventPayloads,
+  type FindingInfo,
+  type JobInfo,
+  type JobKind,
+  type JobProgress,
+  type JobResult,
+  type JobState,
+  type SearchHit,
+  type SearchResults,
+  type Severity,
+  type TroupeEvent as StreamEvent,
+  type Usage,
+} from "./daemon.generated";
+import type { JobInfo, TroupeEvent } from "./daemon.generated";
 
 export interface Range {
   start: { line: number; character: number };
@@ -79,48 +95,8 @@ export interface ServerStatus {
   cost: number;
 }
 
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  cost: number;
-}
-
-/** A job as the daemon describes it (daemon/api/protocol.py JobInfo). */
-export interface JobInfo {
-  id: string;
-  kind: JobKind;
-  state: JobState;
-  priority?: number;
-  workspace?: string | null;
-  request?: { prompt?: string | null; files?: string[]; [key: string]: unknown };
-  result?: { answer?: string; [key: string]: unknown } | null;
-  error?: string | null;
-  created_at?: number | null;
-  started_at?: number | null;
-  finished_at?: number | null;
-  usage?: Usage;
-  question?: { question_id: string; text: string } | null;
-  last_seq?: number;
-  /** What the job is about, computed by the daemon ("review on save: calc.py"). */
-  title?: string;
-  /** Its own test run failed: the daemon's summary ("Tests FAILED: 1 failed …"). */
-  tests_failed?: string | null;
-}
-
-/** One event of a job (daemon/api/protocol.py StreamEvent), inside `troupe/jobEvent`. */
-export interface StreamEvent {
-  kind: string;
-  data: Record<string, unknown>;
-  job_id?: string | null;
-  seq?: number | null;
-  phase?: string | null;
-  role?: string | null;
-  at?: number | null;
-  workspace?: string | null;
-}
-
 export interface JobEventParams {
-  event: StreamEvent;
+  event: TroupeEvent;
 }
 
 export interface QuestionParams {
@@ -148,14 +124,6 @@ export interface JobFinishedParams {
 export interface ViewerAnswer {
   url: string;
   opened: boolean;
-}
-
-export interface SearchHit {
-  kind: string;
-  text: string;
-  job_id?: string | null;
-  file?: string | null;
-  score?: number | null;
 }
 
 /** JSON-RPC error codes the server answers with (lsp/rpc.py). */

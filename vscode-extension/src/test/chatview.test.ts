@@ -145,7 +145,7 @@ describe("the chat panel", () => {
     chat.show();
     const webview = (host.panels[0] as FakePanel).webview;
     webview.send({ type: "ready" });
-    store.onEvent({ kind: "job_state", data: { state: "running" }, job_id: "w1", seq: 1 });
+    store.onEvent({ kind: "job_state", data: { state: "running" }, job_id: "w1", seq: 1, progress: { state: "running" } });
     assert.equal(chat.isShowing("w1"), true);
     chat.setConnected(false);
     const last = webview.posted.at(-1)!;

@@ -135,17 +135,18 @@ describe("commands", () => {
   it("Show Jobs lists the daemon's jobs and opens the one picked in the chat", async () => {
     const { host, server, shownChat } = setup();
     server.answers.set("troupe/jobs", { jobs: [
-      { id: "j1", kind: "ask", state: "succeeded", request: { prompt: "Why?" }, usage: { prompt_tokens: 1000,
-        completion_tokens: 500, cost: 0.0123 } },
-      { id: "j2", kind: "review", state: "running", workspace: "/ws", request: { files: ["calc.py"] } },
+      { id: "j1", kind: "ask", state: "succeeded", title: "ask: Why?", usage: { prompt_tokens: 1000,
+        completion_tokens: 500, cost: 0.0123 }, progress: { state: "succeeded", tokens: 1500, cost: 0.0123 } },
+      { id: "j2", kind: "review", state: "running", workspace: "/ws", title: "review: calc.py",
+        progress: { state: "running" } },
     ] });
-    host.pickAnswers.push(pickLabel("review calc.py"));
+    host.pickAnswers.push(pickLabel("review: calc.py"));
     await host.run(Ids.showJobs);
     assert.deepEqual(server.requests, [{ method: "troupe/jobs", params: { limit: 50 } }]);
     const items = host.picks[0]!.items;
     assert.deepEqual(items.map((i) => [i.label, i.description, i.detail]), [
       ["$(check) ask: Why?", "succeeded · 1.5k tokens · $0.01", "job j1"],
-      ["$(sync~spin) review calc.py", "running · 0 tokens · $0", "job j2 · /ws"],
+      ["$(sync~spin) review: calc.py", "running · 0 tokens · $0", "job j2 · /ws"],
     ]);
     assert.deepEqual(shownChat, ["j2"]);
   });
@@ -180,8 +181,9 @@ describe("commands", () => {
 
   it("Answer the Team's Question answers the one waiting question, also one asked before this window started", async () => {
     const { host, server, store } = setup();
-    server.answers.set("troupe/jobs", { jobs: [{ id: "j1", kind: "change", state: "waiting_for_answer",
-      question: { question_id: "q1", text: "Keep the old name?" } }] });
+    const question = { question_id: "q1", text: "Keep the old name?" };
+    server.answers.set("troupe/jobs", { jobs: [{ id: "j1", kind: "change", state: "waiting_for_answer", question,
+      progress: { state: "waiting_for_answer", question } }] });
     host.inputAnswers.push(" Yes, keep it. ");
     assert.equal(await host.run(Ids.answerQuestion), true);
     assert.equal(host.inputs[0]!.prompt, "Keep the old name?");

@@ -3,20 +3,34 @@ import { describe, it } from "node:test";
 
 import { entryFor, jobTitle } from "../chat/conversation";
 import { JobStore, MAX_JOBS } from "../common/jobs";
-import type { StreamEvent } from "../common/protocol";
+import type { EventPayloads, JobInfo, JobProgress, StreamEvent } from "../common/protocol";
 
 let seq = 0;
-function ev(kind: string, data: Record<string, unknown> = {}, extra: Partial<StreamEvent> = {}): StreamEvent {
-  return { kind, data, job_id: "j1", seq: ++seq, workspace: "/ws", ...extra };
+function ev<K extends keyof EventPayloads>(kind: K, data: EventPayloads[K] = {},
+  extra: Partial<Omit<StreamEvent, "kind" | "data">> = {}): StreamEvent {
+  return { kind, data, job_id: "j1", seq: ++seq, workspace: "/ws", ...extra } as StreamEvent;
+}
+
+/** What the daemon says of a job (the fields a test does not name as a fresh job has them). */
+function info(fields: Partial<JobInfo> & Pick<JobInfo, "id" | "kind" | "state">): JobInfo {
+  return { priority: 10, title: "", ...fields };
+}
+
+function running(progress: JobProgress = {}): { progress: JobProgress } {
+  return { progress: { state: "running", ...progress } };
 }
 
 describe("the job store", () => {
-  it("follows a job's state, phase, role, tokens and cost from its events", () => {
+  it("shows the progress the daemon sent with each event: state, phase, role, tokens and cost", () => {
     const store = new JobStore();
-    store.onEvent(ev("job_state", { state: "running" }));
-    store.onEvent(ev("phase_started", { phase: "plan" }, { phase: "plan", role: "programmer" }));
-    store.onEvent(ev("usage", { prompt_tokens: 1200, completion_tokens: 300, cost: 0.002 }));
-    store.onEvent(ev("usage", { prompt_tokens: 100, completion_tokens: 0, cost: 0.001 }));
+    store.onEvent(ev("job_state", { state: "running" }, running()));
+    store.onEvent(ev("phase_started", { phase: "plan" }, { phase: "plan", role: "programmer",
+      ...running({ phase: "plan", role: "programmer" }) }));
+    store.onEvent(ev("usage", { prompt_tokens: 1200, completion_tokens: 300, cost: 0.002 },
+      running({ phase: "plan", role: "programmer", tokens: 1500, cost: 0.002 })));
+    store.onEvent(ev("usage", { prompt_tokens: 100, completion_tokens: 0, cost: 0.001 },
+      running({ phase: "plan", role: "programmer", tokens: 1600, cost: 0.003 })));
+    store.onEvent(ev("usage", { prompt_tokens: 999, completion_tokens: 0, cost: 1 })); // no progress: nothing counted
     const job = store.get("j1")!;
     assert.equal(job.state, "running");
     assert.equal(job.phase, "plan");
@@ -34,18 +48,19 @@ describe("the job store", () => {
       tests_failed: "Tests FAILED: 1 failed" }, { job_id: "s1" }));
     const job = store.get("s1")!;
     assert.equal(job.title, "review on save: calc.py");
-    assert.equal(jobTitle({ kind: "review", id: "s1", request: { files: ["x.py"] }, title: "review on save: x.py" }),
-      "review on save: x.py");
+    assert.equal(jobTitle({ kind: "review", id: "s1", title: "review on save: x.py" }), "review on save: x.py");
     const change = job.entries.find((e) => e.kind === "change");
     assert.ok(change && change.kind === "change" && change.testsFailed === "Tests FAILED: 1 failed");
   });
 
-  it("keeps the team's question pending until it is answered", () => {
+  it("keeps the question the daemon says is pending until it is answered", () => {
     const store = new JobStore();
-    store.onEvent(ev("question", { question_id: "q1", text: "Keep the old API?", to: "human" }, { role: "programmer" }));
-    store.onEvent(ev("question", { question_id: "q0", text: "Which file?", to: "instructor" }));
+    const asked = { question: { question_id: "q1", text: "Keep the old API?" } };
+    store.onEvent(ev("question", { question_id: "q1", text: "Keep the old API?", to: "human" },
+      { role: "programmer", ...running(asked) }));
+    store.onEvent(ev("question", { question_id: "q0", text: "Which file?", to: "instructor" }, running(asked)));
     assert.deepEqual(store.pendingQuestions(), [{ jobId: "j1", questionId: "q1", text: "Keep the old API?" }]);
-    store.onEvent(ev("answer", { question_id: "q1", text: "Yes.", by: "human" }));
+    store.onEvent(ev("answer", { question_id: "q1", text: "Yes.", by: "human" }, running()));
     assert.deepEqual(store.pendingQuestions(), []);
     const question = store.get("j1")!.entries.find((e) => e.id === "q:q1");
     assert.deepEqual(question, { id: "q:q1", kind: "question", jobId: "j1", questionId: "q1", text: "Keep the old API?",
@@ -76,25 +91,25 @@ describe("the job store", () => {
       state: "applied", note: "saved 1 file" });
   });
 
-  it("takes title, totals, answer and error from the daemon's description of a job", () => {
+  it("takes title, progress, answer and error from the daemon's description of a job", () => {
     const store = new JobStore();
-    store.onEvent(ev("usage", { prompt_tokens: 10, completion_tokens: 5, cost: 0.5 }));
-    store.onJob({ id: "j1", kind: "ask", state: "succeeded", request: { prompt: "Why is add() wrong?\nmore" },
-      result: { answer: "It subtracts." }, usage: { prompt_tokens: 100, completion_tokens: 20, cost: 0.25 } });
+    store.onEvent(ev("usage", { prompt_tokens: 10, completion_tokens: 5, cost: 0.5 }, running({ tokens: 15, cost: 0.5 })));
+    store.onJob(info({ id: "j1", kind: "ask", state: "succeeded", title: "ask: Why is add() wrong?",
+      result: { answer: "It subtracts." }, progress: { state: "succeeded", tokens: 120, cost: 0.25 } }));
     const job = store.get("j1")!;
     assert.equal(job.title, "ask: Why is add() wrong?");
     assert.equal(job.tokens, 120);
     assert.equal(job.cost, 0.5); // never lowered: the events saw more than the description
     assert.equal(job.finished, true);
     assert.deepEqual(job.entries.at(-1), { id: "result", kind: "result", text: "It subtracts." });
-    store.onJob({ id: "j2", kind: "test", state: "failed", error: "pytest not found", request: { files: [] } });
+    store.onJob(info({ id: "j2", kind: "test", state: "failed", error: "pytest not found" }));
     assert.deepEqual(store.get("j2")!.entries, [{ id: "error", kind: "state", state: "failed", error: "pytest not found" }]);
   });
 
   it("keeps a title the user gave", () => {
     const store = new JobStore();
     store.started("j1", "change", "change: fix add");
-    store.onJob({ id: "j1", kind: "change", state: "running", request: { prompt: "fix add() please" } });
+    store.onJob(info({ id: "j1", kind: "change", state: "running", title: "change: fix add() please" }));
     assert.equal(store.get("j1")!.title, "change: fix add");
   });
 
@@ -102,21 +117,23 @@ describe("the job store", () => {
     const store = new JobStore();
     const seen: [string, string | undefined][] = [];
     store.onDidChange((jobId, entry) => seen.push([jobId, entry?.kind]));
-    store.onEvent(ev("usage", { prompt_tokens: 1 }));
+    store.onEvent(ev("usage", { prompt_tokens: 1 }, running({ tokens: 1 })));
     store.onEvent(ev("message", { text: "hi" }, { role: "reviewer" }));
     assert.deepEqual(seen, [["j1", undefined], ["j1", "message"]]);
   });
 
   it("ignores the watcher's notices, which belong to no job", () => {
     const store = new JobStore();
-    store.onEvent({ kind: "watch", data: { action: "queued" }, job_id: null });
+    store.onEvent({ kind: "watch", data: { action: "queued" }, job_id: null });  // no progress either
     assert.deepEqual(store.all(), []);
   });
 
   it("forgets the oldest finished jobs beyond the limit, never an active one", () => {
     const store = new JobStore();
-    store.onEvent(ev("job_state", { state: "running" }, { job_id: "active" }));
-    for (let i = 0; i < MAX_JOBS + 5; i++) store.onEvent(ev("job_state", { state: "succeeded" }, { job_id: `done${i}` }));
+    store.onEvent(ev("job_state", { state: "running" }, { job_id: "active", ...running() }));
+    for (let i = 0; i < MAX_JOBS + 5; i++) {
+      store.onEvent(ev("job_state", { state: "succeeded" }, { job_id: `done${i}`, progress: { state: "succeeded" } }));
+    }
     assert.equal(store.all().length, MAX_JOBS);
     assert.ok(store.get("active"));
     assert.equal(store.get("done0"), undefined);
@@ -154,11 +171,9 @@ describe("the conversation", () => {
       "j1", []), { id: "a:3", kind: "message", role: "instructor", text: "Yes" });
   });
 
-  it("titles a job by its prompt, else its files, else its id", () => {
-    assert.equal(jobTitle({ id: "1", kind: "ask", request: { prompt: "x".repeat(80) } }), `ask: ${"x".repeat(59)}…`);
-    assert.equal(jobTitle({ id: "1", kind: "review", request: { files: ["a.py", "b.py", "c.py", "d.py"] } }),
-      "review a.py, b.py, c.py, …");
-    assert.equal(jobTitle({ id: "1", kind: "test" }), "test 1");
+  it("titles a job with the daemon's title, else its kind and id", () => {
+    assert.equal(jobTitle({ id: "1", kind: "ask", title: "ask: why?" }), "ask: why?");
+    assert.equal(jobTitle({ id: "1", kind: "test", title: " " }), "test 1");
   });
 });
 
@@ -167,7 +182,7 @@ describe("errors", () => {
     const store = new JobStore();
     store.onEvent({ kind: "log", data: { level: "error", text: "phase 'code' failed" }, job_id: "j", seq: 1 });
     store.onEvent({ kind: "job_state", data: { state: "failed", error: "phase 'code' failed" }, job_id: "j", seq: 2 });
-    store.onJob({ id: "j", kind: "change", state: "failed", error: "phase 'code' failed" });
+    store.onJob(info({ id: "j", kind: "change", state: "failed", error: "phase 'code' failed" }));
     const texts = store.get("j")!.entries.map((e) => JSON.stringify(e));
     assert.equal(texts.filter((t) => t.includes("phase 'code' failed")).length, 1, texts.join("\n"));
   });

@@ -23,10 +23,11 @@ describe("the server's notifications", () => {
     const { server, store, got } = route();
     server.emit("troupe/status", { daemon: "connected", reason: "connected", activeJobs: 1, workspaces: ["/ws"],
       promptTokens: 5, completionTokens: 5, tokens: 10, cost: 0.1 });
-    server.emit("troupe/jobEvent", { event: { kind: "job_state", data: { state: "running" }, job_id: "j1", seq: 1 } });
+    server.emit("troupe/jobEvent", { event: { kind: "job_state", data: { state: "running" }, job_id: "j1", seq: 1,
+      progress: { state: "running" } } });
     server.emit("troupe/question", { jobId: "j1", questionId: "q1", text: "Rename it?" });
     server.emit("troupe/changeProposed", { jobId: "j1", changeId: "c1", files: ["a.py"], diff: "+x" });
-    server.emit("troupe/jobFinished", { job: { id: "j1", kind: "change", state: "succeeded", request: { prompt: "p" } } });
+    server.emit("troupe/jobFinished", { job: { id: "j1", kind: "change", state: "succeeded", title: "change: p" } });
     assert.deepEqual(got.status, [{ daemon: "connected", reason: "connected", activeJobs: 1, tokens: 10, cost: 0.1 }]);
     assert.deepEqual(got.questions, [{ jobId: "j1", questionId: "q1", text: "Rename it?" }]);
     assert.deepEqual(got.changes, [{ jobId: "j1", changeId: "c1", files: ["a.py"], diff: "+x" }]);

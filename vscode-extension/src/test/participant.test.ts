@@ -38,11 +38,13 @@ describe("the @troupe chat participant", () => {
     const stream = new Stream();
     const done = handleChatRequest({ prompt: "fix add()", command: "change" }, stream, token().t, deps(store, calls));
     await tick();
-    store.onEvent({ kind: "phase_started", data: {}, phase: "code", job_id: "j1", seq: 1 });
+    store.onEvent({ kind: "phase_started", data: {}, phase: "code", job_id: "j1", seq: 1,
+      progress: { state: "running", phase: "code" } });
     store.onQuestion({ jobId: "j1", questionId: "q1", text: "Keep <old> name?" });
     store.onChangeProposed({ jobId: "j1", changeId: "c1", files: ["calc.py"], diff: "-a - b\n+a + b\n" });
-    store.onEvent({ kind: "job_state", data: { state: "succeeded" }, job_id: "j1", seq: 2 });
-    store.onJob({ id: "j1", kind: "change", state: "succeeded", result: { answer: "Fixed." } });
+    store.onEvent({ kind: "job_state", data: { state: "succeeded" }, job_id: "j1", seq: 2,
+      progress: { state: "succeeded", phase: "code" } });
+    store.onJob({ id: "j1", kind: "change", state: "succeeded", priority: 20, result: { answer: "Fixed." } });
     assert.deepEqual(await done, { metadata: { jobId: "j1" } });
     assert.deepEqual(calls, ["change: fix add()"]);
     assert.deepEqual(stream.parts, [
@@ -84,7 +86,8 @@ describe("the @troupe chat participant", () => {
     const stream = new Stream();
     const done = handleChatRequest({ prompt: "why?" }, stream, token().t, { ...deps(store, []), graceMs: 20 });
     await tick();
-    store.onEvent({ kind: "job_state", data: { state: "failed", error: "lost" }, job_id: "j1", seq: 1 });
+    store.onEvent({ kind: "job_state", data: { state: "failed", error: "lost" }, job_id: "j1", seq: 1,
+      progress: { state: "failed" } });
     assert.deepEqual(await done, { metadata: { jobId: "j1" } });
     assert.equal(stream.parts.at(-1), "md: \n*The job failed: lost.*\n");
   });

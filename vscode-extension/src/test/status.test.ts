@@ -61,8 +61,9 @@ describe("the status bar", () => {
     assert.equal(item.visible, true);
     controller.refresh();
     assert.equal(item.text, "$(organization) Troupe");
-    store.onEvent({ kind: "job_state", data: { state: "running" }, job_id: "j" });
-    store.onEvent({ kind: "phase_started", data: {}, phase: "test", job_id: "j" });
+    store.onEvent({ kind: "job_state", data: { state: "running" }, job_id: "j", progress: { state: "running" } });
+    store.onEvent({ kind: "phase_started", data: {}, phase: "test", job_id: "j",
+      progress: { state: "running", phase: "test" } });
     controller.refresh(); // no troupe/status yet: the window's own count
     assert.equal(item.text, "$(sync~spin) Troupe: test");
     controller.setStatus({ ...connected, activeJobs: 1, tokens: 10, cost: 0 });

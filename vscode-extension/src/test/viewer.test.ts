@@ -14,7 +14,7 @@ const LINK = "http://127.0.0.1:41234/viewer/jobs/j1?token=0a1b2c";
 const FRESH = "http://127.0.0.1:41234/viewer/jobs/j1?token=ffee00";
 const LIST = "http://127.0.0.1:41234/viewer/?token=123abc";
 const finished = (id: string, extra: Record<string, unknown> = {}): { job: JobInfo; [key: string]: unknown } =>
-  ({ job: { id, kind: "ask", state: "succeeded", request: { prompt: `about ${id}` } }, ...extra });
+  ({ job: { id, kind: "ask", state: "succeeded", priority: 20, title: `ask: about ${id}` }, ...extra });
 
 function setup(shownJob?: string) {
   const host = new FakeHost();
@@ -86,7 +86,7 @@ describe("the job store's viewer links", () => {
 
   it("need a finished job", () => {
     const store = new JobStore();
-    store.onJob({ id: "j1", kind: "ask", state: "running" }, LINK);
+    store.onJob({ id: "j1", kind: "ask", state: "running", priority: 20 }, LINK);
     assert.ok(!store.get("j1")!.entries.some((e) => e.kind === "viewer"));
     assert.equal(store.takeViewerLink("j1"), undefined);
   });
