@@ -51,7 +51,7 @@ export function follow(id, { onEvent, onStatus }) {
       last = event.seq;
     }
     onEvent(event);
-    if (event.kind === "job_state" && FINAL.has(event.data.state)) {
+    if (FINAL.has(event.progress?.state)) {
       source.close();
       onStatus("done");
     }

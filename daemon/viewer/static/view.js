@@ -62,7 +62,8 @@ export class JobView {
 
   apply(event) {
     this.count += 1;
-    if (event.kind === "job_state") this.setState(event.data.state, event.data.error);
+    // The job's state as the daemon computed it (event.progress); a replayed file may lack it.
+    if (event.kind === "job_state") this.setState(event.progress?.state ?? event.data.state, event.data.error);
     for (const part of this.parts) part.apply(event);
     this.root.dataset.lastSeq = String(event.seq ?? "");
   }
