@@ -8,7 +8,6 @@ import type * as vscode from "vscode";
 import { ChatPanel } from "./chat/panel";
 import { PARTICIPANT_ID, handleChatRequest } from "./chat/participant";
 import { TroupeCommands } from "./common/commands";
-import { cliRunner } from "./common/experience";
 import { JobStore } from "./common/jobs";
 import { languageClientFactory } from "./common/languageClient";
 import { noticeChange, noticeQuestion, type NoticeDeps } from "./common/notices";
@@ -32,7 +31,6 @@ export function activate(context: vscode.ExtensionContext): void {
       restart: () => team.restart() },
     chat: { show: (jobId?: string): void => chat.show(jobId), get visible(): boolean { return chat.visible; },
       get shownJob(): string | undefined { return chat.shownJob; } },
-    runTroupe: cliRunner(() => (team.state.kind === "running" ? team.state.command : undefined)),
   });
   const chat: ChatPanel = new ChatPanel(host, store, commands.chatActions());
   const status = new StatusController(new StatusBar(host.createStatusItem()), store, team);

@@ -12,7 +12,7 @@ import { firstLine, jobTitle } from "../chat/conversation";
 import type { ChatActions } from "../chat/panel";
 import type { ParticipantDeps } from "../chat/participant";
 import { describeError } from "./connection";
-import { type RunTroupe, renderResults, searchExperience } from "./experience";
+import { renderResults, searchExperience } from "./experience";
 import type { Disposable, EditorContext, Host, Log, QuickPickItem } from "./host";
 import type { JobRecord, JobStore, PendingQuestion } from "./jobs";
 import { fileEditor, inside, objectArg, stringArg } from "./args";
@@ -41,7 +41,6 @@ export interface CommandDeps {
   store: JobStore;
   chat: ChatOpener;
   log: Log;
-  runTroupe: RunTroupe;
 }
 
 export const Ids = {
@@ -363,8 +362,7 @@ export class TroupeCommands {
       placeHolder: "e.g. off-by-one, flaky test, subtraction",
     });
     if (!query?.trim()) return;
-    const results = await searchExperience(query.trim(), { request: (m, p) => this.deps.team.request(m, p),
-      run: this.deps.runTroupe });
+    const results = await searchExperience(query.trim(), { request: (m, p) => this.deps.team.request(m, p) });
     await this.deps.host.showDocument(renderResults(results), "markdown");
   }
 

@@ -15,17 +15,15 @@ function setup() {
   const store = new JobStore();
   const log = new FakeLog();
   const shownChat: (string | undefined)[] = [];
-  const cli: string[][] = [];
   let restarts = 0;
   const commands = new TroupeCommands({
     host, store, log,
     team: { executeCommand: (c, a) => server.executeCommand(c, a), request: (m, p) => server.request(m, p),
       restart: async () => { restarts++; } },
     chat: { show: (jobId) => shownChat.push(jobId), visible: false },
-    runTroupe: async (args) => { cli.push(args); return JSON.stringify({ query: "q", hits: [] }); },
   });
   commands.register();
-  return { host, server, store, log, commands, shownChat, cli, restarts: () => restarts };
+  return { host, server, store, log, commands, shownChat, restarts: () => restarts };
 }
 
 function editor(extra: Partial<NonNullable<FakeHost["editor"]>> = {}): NonNullable<FakeHost["editor"]> {
@@ -280,17 +278,17 @@ describe("commands", () => {
     assert.deepEqual(store.pendingChanges().map((c) => c.changeId), ["c1"]);
   });
 
-  it("Open Experience searches through the server, or the CLI when the server does not know the request", async () => {
-    const { host, server, cli } = setup();
+  it("Open Experience searches through the language server and shows the hits as a document", async () => {
+    const { host, server } = setup();
     server.answers.set("troupe/experience", { query: "sub", hits: [{ kind: "finding", text: "add() subtracted",
       job_id: "j1", file: "calc.py" }] });
     host.inputAnswers.push("sub");
     await host.run(Ids.openExperience);
+    assert.deepEqual(server.requests.at(-1), { method: "troupe/experience", params: { query: "sub", limit: 20 } });
     assert.deepEqual(host.documents[0], { language: "markdown", content:
       "# Troupe experience: sub\n\n## 1. finding (job j1, calc.py)\n\nadd() subtracted\n" });
-    server.answers.set("troupe/experience", rpcError(-32601, "Unhandled method troupe/experience"));
+    server.answers.set("troupe/experience", { query: "-n 5", hits: [] });
     await host.run(Ids.openExperience, "-n 5");
-    assert.deepEqual(cli, [["experience", "search", "--json", "-n", "20", "--", "-n 5"]]);
     assert.match(host.documents[1]!.content, /Nothing the team has learnt matches/);
   });
 

@@ -26,7 +26,6 @@ function setup(shownJob?: string) {
     team: { executeCommand: (c, a) => server.executeCommand(c, a), request: (m, p) => server.request(m, p),
       restart: async () => undefined },
     chat: { show: () => undefined, visible: shownJob !== undefined, shownJob },
-    runTroupe: async () => "",
   });
   commands.register();
   routeNotifications(server, { store, log, status: () => undefined, question: () => undefined,
