@@ -161,9 +161,11 @@ class LogData(Payload, frozen=True):
 
 class WatchData(Payload, frozen=True):
     workspace: str | None = None
-    action: str = ""  # queued | skipped | capped | polling
-    files: list[str] = []
+    action: str = ""  # queued | skipped | capped | polling | error
+    files: list[str] = []  # the first 50
+    count: int = 0  # how many files in all
     reason: str | None = None
+    job_id: str | None = None  # queued: the job it started
 
 
 class ConnectionData(Payload, frozen=True):

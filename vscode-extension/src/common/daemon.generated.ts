@@ -344,7 +344,9 @@ export interface WatchData {
   workspace?: string | null;
   action?: string;
   files?: string[];
+  count?: number;
   reason?: string | null;
+  job_id?: string | null;
   clipped?: boolean;
 }
 
