@@ -2,13 +2,20 @@
 
 An event's ``data``, a job's ``result`` and ``request`` are typed once (daemon.payloads,
 daemon.api.protocol) and read as records (``event.payload``, ``job.outcome``, ``job.submitted``);
-``x.data.get("to", "human")`` in an adapter is the drift this test stops.
+``x.data.get("to", "human")`` in an adapter is the drift this test stops. The TypeScript side is
+typed by the generated types (tsc refuses an unknown field); the run viewer's plain JavaScript may
+read only fields the records declare.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
+
+import msgspec
+
+from daemon.payloads import PAYLOADS
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTERS = ("lsp", "slack_bot", "daemon/cli")
@@ -48,3 +55,11 @@ def test_no_adapter_reads_a_payload_key_by_string() -> None:
                  for line, text in string_key_reads(path.read_text())]
     assert offenders == [], "read the record instead (event.payload, job.outcome, job.submitted):\n" + \
         "\n".join(offenders)
+
+
+def test_the_viewer_reads_only_fields_the_payload_records_declare() -> None:
+    declared = {f.name for record in PAYLOADS.values() for f in msgspec.structs.fields(record)}
+    unknown = [f"{path.name}: data.{name}" for path in sorted((ROOT / "daemon/viewer/static").glob("*.js"))
+               for name in re.findall(r"\bdata\.([a-z_]+)", path.read_text()) if name not in declared]
+    assert unknown == [], "a field no payload record has (add it to daemon/payloads.py or read another):\n" + \
+        "\n".join(unknown)
