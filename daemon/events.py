@@ -1,6 +1,7 @@
 """Job events: what the engine emits, the store keeps in order, and adapters show.
 
-Every event has a ``kind`` from :class:`EventKind` and a JSON-serialisable ``data`` dict.
+Every event has a ``kind`` from :class:`EventKind` and a JSON-serialisable ``data`` dict whose
+shape is that kind's record in :mod:`daemon.payloads` (checked when the daemon records it).
 ``phase`` and ``role`` are set when the event belongs to one. The store assigns ``seq``
 (1, 2, 3, ... per job), which is also the resume point for event streams.
 """
@@ -14,18 +15,20 @@ from typing import Any
 
 
 class EventKind(StrEnum):
-    JOB_STATE = "job_state"          # data: {"state": ..., "error"?: ...}
-    PHASE_STARTED = "phase_started"  # data: {"phase": name, "cycle"?: n}
-    PHASE_FINISHED = "phase_finished"  # data: {"phase": name, "conclusion": str, "tokens": n, "cost": x, "seconds": s}
-    MESSAGE = "message"              # data: {"text": str, "to"?: role}  (role = speaker)
-    QUESTION = "question"            # data: {"question_id": str, "text": str, "to": "instructor" | "human"}
-    ANSWER = "answer"                # data: {"question_id": str, "text": str, "by": role | "human"}
-    TOOL_RUN = "tool_run"            # data: {"tool": "pytest"|"ruff"|..., "ok": bool, "summary": str, ...}
-    USAGE = "usage"                  # data: {"model", "prompt_tokens", "completion_tokens", "cost", "total_*"}
-    CODE_STATE = "code_state"        # data: {"index", "hash", "files": [...], "instruction": str}
-    CHANGE_PROPOSED = "change_proposed"  # data: {"change_id", "files": [...], "diff": str}
-    FINDING = "finding"              # data: one finding as a dict
-    LOG = "log"                      # data: {"level": ..., "text": ...}
+    """What happened; each kind's ``data`` is its record in :data:`daemon.payloads.PAYLOADS`."""
+
+    JOB_STATE = "job_state"          # JobStateData: the job's new state
+    PHASE_STARTED = "phase_started"  # PhaseStartedData
+    PHASE_FINISHED = "phase_finished"  # PhaseFinishedData: conclusion, tokens, cost, seconds
+    MESSAGE = "message"              # MessageData (the speaker is the event's role)
+    QUESTION = "question"            # QuestionData: to the instructor or the human
+    ANSWER = "answer"                # AnswerData
+    TOOL_RUN = "tool_run"            # ToolRunData: tests, static checks, context
+    USAGE = "usage"                  # UsageData: one model call
+    CODE_STATE = "code_state"        # CodeStateData
+    CHANGE_PROPOSED = "change_proposed"  # ChangeProposedData
+    FINDING = "finding"              # FindingData
+    LOG = "log"                      # LogData
 
 
 @dataclass
