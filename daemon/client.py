@@ -337,7 +337,8 @@ class DaemonClient:
 
     @staticmethod
     async def _read_sse(resp: aiohttp.ClientResponse) -> AsyncIterator[tuple[str, StreamEvent]]:
-        event_id, data = "", []
+        event_id = ""
+        data: list[str] = []
         async for raw in sse_lines(resp.content):
             line = raw.decode("utf-8", errors="replace").rstrip("\r")
             if not line:

@@ -121,12 +121,13 @@ class TroupeServer(LanguageServer):
         """The static lane: the daemon lints the buffer text as it is now (after ``pause``)."""
         if pause:
             await asyncio.sleep(pause)
-        if doc.skipped or doc.path is None or not self.link.connected:
+        path = doc.path
+        if doc.skipped or path is None or not self.link.connected:
             return
         text_doc = self.workspace.get_text_document(doc.uri)
         version, text = text_doc.version, text_doc.source
         try:
-            result = await self.link.call(lambda c: c.lint(doc.path, text))
+            result = await self.link.call(lambda c: c.lint(path, text))
         except DaemonError as exc:
             log.info("lint of %s unavailable: %s", doc.uri, exc)
             return

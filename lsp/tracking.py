@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Protocol, TypeVar
+from dataclasses import Field, dataclass, replace
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from daemon.api.protocol import FindingInfo
 
@@ -46,17 +46,22 @@ def place(finding: FindingInfo, reviewed: Sequence[str], current: Sequence[str])
     if start < 0 or end >= len(reviewed):
         return None
     mapping = line_map(reviewed, current)
-    moved = [mapping.get(line) for line in range(start, end + 1)]
-    if any(m is None for m in moved) or moved[-1] - moved[0] != end - start:  # type: ignore[operator]
+    if any(line not in mapping for line in range(start, end + 1)):
         return None
-    return Placed(finding, moved[0], moved[-1])  # type: ignore[arg-type]
+    first, last = mapping[start], mapping[end]
+    if last - first != end - start:
+        return None
+    return Placed(finding, first, last)
 
 
 Item = TypeVar("Item", bound="Spanned")
 
 
 class Spanned(Protocol):
-    """Anything shown on lines ``start``..``end`` (0-based, inclusive) of the buffer: findings, lint."""
+    """Anything shown on lines ``start``..``end`` (0-based, inclusive) of the buffer: findings, lint;
+    a dataclass, so that :func:`follow` can move it with ``dataclasses.replace``."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     @property
     def start(self) -> int: ...
@@ -102,7 +107,7 @@ def follow(items: Sequence[Item], mapping: dict[int, int]) -> tuple[list[Item], 
         first, last = mapping.get(item.start), mapping.get(item.end)
         whole = all(line in mapping for line in range(item.start, item.end + 1))
         if whole and first is not None and last is not None and last - first == item.end - item.start:
-            kept.append(replace(item, start=first, end=last))  # type: ignore[type-var]
+            kept.append(replace(item, start=first, end=last))
         else:
             dropped.append(item)
     return kept, dropped

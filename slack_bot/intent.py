@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-KEYWORDS = {"review": "review", "reviews": "review", "test": "test", "tests": "test", "build": "build",
-            "change": "change", "changes": "change"}
+from daemon.api.protocol import JobKind
+
+KEYWORDS: dict[str, JobKind] = {"review": "review", "reviews": "review", "test": "test", "tests": "test",
+                                "build": "build", "change": "change", "changes": "change"}
 KEYWORD_WINDOW = 3  # "review app.py", "please review app.py", "can you review app.py"
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 _LINK = re.compile(r"<((?:https?|mailto):[^>|]+)(?:\|([^>]+))?>")
@@ -22,7 +24,7 @@ _WORD = re.compile(r"[a-z]+")
 
 @dataclass
 class Intent:
-    kind: str
+    kind: JobKind
     prompt: str
     files: list[str] = field(default_factory=list)
     explicit: bool = False  # the kind came from a keyword (not the default)
@@ -53,7 +55,7 @@ def files_in(text: str) -> list[str]:
     return found
 
 
-def parse(text: str, default_kind: str = "ask") -> Intent:
+def parse(text: str, default_kind: JobKind = "ask") -> Intent:
     words = [w.group(0) for w in (_WORD.match(t.lower()) for t in text.split()) if w]
     kind, explicit = default_kind, False
     for word in words[:KEYWORD_WINDOW]:

@@ -8,6 +8,7 @@ writer writes; writers queue on the lock for up to ``BUSY_TIMEOUT_S``.
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import sqlite3
 import threading
@@ -98,13 +99,13 @@ class Connection:
             self._closed = True
 
 
-def connect(path: str | Path, *, read_only: bool = False, tracer: Tracer | None = None) -> Connection:
+def connect(path: str | os.PathLike[str], *, read_only: bool = False, tracer: Tracer | None = None) -> Connection:
     """Open ``path`` with WAL, foreign keys, a busy timeout and ``synchronous=NORMAL``.
 
     Does not migrate; see :func:`migrate`. ``tracer`` is called with ``(sql, params)`` before each
     statement (for debugging and tests).
     """
-    path = str(path)
+    path = os.fspath(path)
     try:
         if read_only:
             uri = Path(path).absolute().as_uri() + "?mode=ro"

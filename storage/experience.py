@@ -198,7 +198,8 @@ class ExperienceVerbs(Verbs):
 
     def update_experience(self, experience_id: int, *, pinned: bool = UNSET, score: float = UNSET,
                           data: dict[str, Any] = UNSET) -> Experience:
-        sets, params = [], {"id": experience_id}
+        sets: list[str] = []
+        params: dict[str, Any] = {"id": experience_id}
         if pinned is not UNSET:
             sets.append("pinned = :pinned")
             params["pinned"] = int(bool(pinned))

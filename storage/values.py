@@ -10,6 +10,7 @@ import json
 import math
 import posixpath
 import time
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -23,18 +24,20 @@ def now() -> float:
 
 def enum_value(enum: type[E], value: object, what: str) -> E:
     """``value`` as a member of ``enum``; e.g. ``enum_value(JobState, "runing", "job state")`` raises."""
-    try:
-        return enum(value)
-    except ValueError:
-        allowed = ", ".join(member.value for member in enum)
-        raise ValueError(f"{what} {value!r} is not one of: {allowed}") from None
+    if isinstance(value, str):  # members are strings too
+        try:
+            return enum(value)
+        except ValueError:
+            pass
+    allowed = ", ".join(member.value for member in enum)
+    raise ValueError(f"{what} {value!r} is not one of: {allowed}")
 
 
-def enum_values(enum: type[E], value: object, what: str) -> list[E]:
+def enum_values(enum: type[E], value: str | Iterable[object], what: str) -> list[E]:
     """One member or an iterable of members (for filters such as ``state=("queued", "running")``)."""
     if isinstance(value, str):
         return [enum_value(enum, value, what)]
-    return [enum_value(enum, item, what) for item in value]  # type: ignore[attr-defined]
+    return [enum_value(enum, item, what) for item in value]
 
 
 def text(value: object, what: str, *, required: bool = True) -> str:

@@ -18,7 +18,7 @@ from daemon.agents.model import Role
 from daemon.events import EventKind
 from daemon.llm.budget import Budget
 from daemon.llm.errors import LLMBadResponse
-from daemon.llm.gateway import REPETITION, Completion, Gateway
+from daemon.llm.gateway import REPETITION, Completion, ModelGateway
 
 EMPTY_RETRIES = 2  # an empty reply is asked again this many times before the job fails
 
@@ -94,7 +94,7 @@ class PhaseStats:
 class Meter:
     """Calls the model for the engine, charging the job's budget and counting usage."""
 
-    def __init__(self, gateway: Gateway, emit: Any, *, job_id: str | None, budget: Budget | None) -> None:
+    def __init__(self, gateway: ModelGateway, emit: Any, *, job_id: str | None, budget: Budget | None) -> None:
         self.gateway, self._emit = gateway, emit
         self.job_id, self.budget = job_id, budget
         self.job = Tally()

@@ -254,7 +254,7 @@ def validate_findings(raw: list[dict[str, Any]], read: Callable[[str], str | Non
         in_range = start is not None and 1 <= start <= len(lines)
         if first_code_line(quote):
             first = first_code_line(quote)
-            span = lines[start - 1:(end or start)] if in_range else []
+            span = lines[start - 1:(end or start)] if in_range and start is not None else []
             if not any(line_has(line, first) for line in span):
                 anchored = find_code(lines, quote, start or 1)
                 if anchored is None:

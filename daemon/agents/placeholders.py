@@ -36,9 +36,8 @@ def _decorator_name(node: ast.expr) -> str:
 
 def _is_stub(body: list[ast.stmt]) -> bool:
     statements = body
-    if statements and isinstance(statements[0], ast.Expr) and isinstance(getattr(statements[0], "value", None),
-                                                                         ast.Constant) \
-            and isinstance(statements[0].value.value, str):
+    first = statements[0] if statements else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
         statements = statements[1:]  # the docstring
     if len(statements) != 1:
         return not statements  # a function that is only a docstring is a stub too

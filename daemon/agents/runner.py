@@ -42,7 +42,7 @@ from daemon.agents.workbench import Workbench
 from daemon.config import Settings
 from daemon.events import Event, EventKind, EventSink
 from daemon.llm.errors import BudgetExceeded, LLMError
-from daemon.llm.gateway import Gateway
+from daemon.llm.gateway import ModelGateway
 from daemon.workspace.scratch import CodeState, Scratch
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ CONTEXT_SHARE = 0.5  # of the model's context window, for code and repository co
 
 
 class ChainRunner:
-    def __init__(self, gateway: Gateway, emit: EventSink, ask_human: AskHuman | None = None,
+    def __init__(self, gateway: ModelGateway, emit: EventSink, ask_human: AskHuman | None = None,
                  settings: Settings | None = None, *, on_checkpoint: SaveCheckpoint | None = None,
                  chains: ChainSet | None = None, scratch_dir: Path | None = None,
                  experience: JobExperience | None = None, delegate: Any = None, orchestrator: Any = None) -> None:
@@ -69,7 +69,7 @@ class ChainRunner:
 
     async def run(self, spec: JobSpec) -> JobOutcome:
         try:
-            chains = self.chains or await asyncio.to_thread(load_chains, spec.workspace)
+            chains = self.chains if self.chains is not None else await asyncio.to_thread(load_chains, spec.workspace)
             chain = chains.get(spec.chain)
         except (ChainError, KeyError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
@@ -122,7 +122,8 @@ class _Run:
         finally:
             self.meter.job.seconds += time.monotonic() - started
             try:
-                if not asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                task = asyncio.current_task()
+                if task is None or not task.cancelling():
                     self._finish(scratch)
                     self._capture(scratch)
             finally:
@@ -133,15 +134,16 @@ class _Run:
         return self.outcome
 
     async def _scratch(self) -> Scratch | None:
-        if self.chain.start == "repository" and self.spec.workspace is None:
+        workspace = self.spec.workspace
+        if self.chain.start != "empty" and workspace is None:
             raise ValueError(f"the {self.chain.name!r} chain works on a repository, but the job names none")
-        if self.spec.workspace is not None and not Path(self.spec.workspace).is_dir():
-            raise ValueError(f"workspace {self.spec.workspace} is not a folder")
+        if workspace is not None and not Path(workspace).is_dir():
+            raise ValueError(f"workspace {workspace} is not a folder")
         if not self.chain.writes_code:
             return None  # read-only chains read the user's tree directly, through confine()
-        if self.chain.start == "empty":
+        if workspace is None:  # an "empty" chain: new software
             return await asyncio.to_thread(Scratch.empty, self.runner.scratch_dir)
-        return await asyncio.to_thread(Scratch.from_repo, Path(self.spec.workspace), self.runner.scratch_dir)
+        return await asyncio.to_thread(Scratch.from_repo, Path(workspace), self.runner.scratch_dir)
 
     def _states(self, scratch: Scratch | None) -> list[CodeState]:
         if scratch is None:
@@ -168,16 +170,17 @@ class _Run:
         last = [p for p in self.chain.phases() if p.name in bench.conclusions]
         answers = [p for p in last if p.produces in (Produces.ANSWER, Produces.TEST_REPORT)]
         tested = any(isinstance(s, Loop) and s.until is Until.TESTS_PASS for s in self.chain.steps)
-        if out.test_report and tested:
-            out.tests = "passed" if out.test_report["ok"] else "failed" if out.test_report["ran"] else "not run"
+        report = out.test_report
+        if report and tested:
+            out.tests = "passed" if report["ok"] else "failed" if report["ran"] else "not run"
         if answers:
             out.conclusion = bench.conclusions[answers[-1].name]
-        elif out.tests == "failed":
-            out.conclusion = f"The tests still fail after the change. {out.test_report['summary']}"
-        elif out.tests == "not run":
-            out.conclusion = f"No tests ran to check the change. {out.test_report['summary']}"
-        elif out.tests == "passed":
-            out.conclusion = out.test_report["summary"]
+        elif report is not None and out.tests == "failed":
+            out.conclusion = f"The tests still fail after the change. {report['summary']}"
+        elif report is not None and out.tests == "not run":
+            out.conclusion = f"No tests ran to check the change. {report['summary']}"
+        elif report is not None and out.tests == "passed":
+            out.conclusion = report["summary"]
         elif last:
             out.conclusion = bench.conclusions[last[-1].name]
 

@@ -71,7 +71,7 @@ def without_stdlib(text: str) -> str:
     """A requirements file without the lines that name a standard-library module (nothing to install)."""
     def stdlib(line: str) -> bool:
         match = re.match(r"^\s*([A-Za-z0-9_.-]+)", line)
-        return bool(match) and match.group(1).lower() in sys.stdlib_module_names
+        return match is not None and match.group(1).lower() in sys.stdlib_module_names
 
     return "\n".join(line for line in text.splitlines() if not stdlib(line))
 

@@ -28,7 +28,8 @@ def report_to_dict(report: Any) -> dict[str, Any] | None:
         return None
     failures = []
     for failure in getattr(report, "failures", None) or []:
-        failures.append(dataclasses.asdict(failure) if dataclasses.is_dataclass(failure) else {"text": str(failure)})
+        plain = dataclasses.is_dataclass(failure) and not isinstance(failure, type)
+        failures.append(dataclasses.asdict(failure) if plain else {"text": str(failure)})
     return {"ok": bool(report.ok), "ran": bool(getattr(report, "ran", True)),
             "passed": getattr(report, "passed", 0), "failed": getattr(report, "failed", 0),
             "summary": str(report.summary()), "failures": failures}

@@ -141,7 +141,9 @@ class Workbench:
                 f"```{lang} {focus[0]} and ends with ```. Write every line of the file, the unchanged ones too.")
 
     def _listing(self, paths: list[str], render: Any) -> str:
-        parts, used, left = [], 0, []
+        parts: list[str] = []
+        left: list[str] = []
+        used = 0
         for path in paths:
             text = self.read(path)
             if text is None:

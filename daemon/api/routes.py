@@ -206,7 +206,7 @@ async def job_events(request: web.Request) -> web.StreamResponse:
     if not sse.wants_stream(request):
         limit = int_query(request, "limit", 1000)
         shown = views.events_info(await d.store.events_after(job.id, 0), after=after, workspace=root)[:limit]
-        return answer(EventList(shown, job_state=str(job.state)))
+        return answer(EventList(shown, job_state=views.job_state(job)))
     sub = d.hub.subscribe(job_id=job.id)  # before reading the store, so nothing falls in between
     backlog = views.events_info(await d.store.events_after(job.id, 0), after=after, workspace=root)
     job = await d.store.get_job(job.id)

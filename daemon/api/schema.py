@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import typing
-from functools import cache
 from typing import Any, ClassVar, TypeVar
 
 import msgspec
@@ -56,9 +55,14 @@ def check_text(text: str, where: str) -> None:
                             f"{exc.start}), which is not valid Unicode; send UTF-8 text") from None
 
 
-@cache
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    """The resolved field types of ``cls`` (cached: protocol types never change)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _json_type(value: Any) -> str:
@@ -128,7 +132,7 @@ def _literal_at(cls: Any, path: str) -> tuple[Any, ...]:
     tp: Any = cls
     for name in re.findall(r"\.(\w+)", path):
         candidates = [t for t in _messages_in(tp)] or [tp]
-        hints = _hints(candidates[0]) if dataclasses.is_dataclass(candidates[0]) else {}
+        hints: dict[str, Any] = _hints(candidates[0]) if dataclasses.is_dataclass(candidates[0]) else {}
         if name not in hints:
             return ()
         tp = hints[name]
@@ -158,4 +162,4 @@ class Message:
         """Cross-field rules; raise :class:`ProtocolError`."""
 
     def to_json(self) -> dict[str, Any]:
-        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+        return msgspec.to_builtins(self)

@@ -211,7 +211,8 @@ async def start_listeners(app: web.Application, *, sock: socket.socket, tcp_port
                                          f"{exc.strerror}; pick another port or set TROUPE_TCP_PORT=off") from None
             log.warning("no TCP listener (so no run viewer): cannot listen on %s:%s: %s", tcp_host, tcp_port, exc)
             return runner, None
-        bound = site._server.sockets[0].getsockname()[1] if site._server else tcp_port  # type: ignore[union-attr]
+        # The Unix socket's address is its path; TCP's is (host, port[, …]): port 0 asked for any free one.
+        bound = next((address[1] for address in runner.addresses if isinstance(address, tuple)), tcp_port)
         for host in ("127.0.0.1", "localhost", "[::1]"):
             app[TCP_HOSTS].update({host, f"{host}:{bound}"})
     return runner, bound

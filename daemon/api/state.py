@@ -1,8 +1,12 @@
-"""What the API handlers need from the running daemon, as a protocol (so handlers stay testable)."""
+"""What the API handlers need from the running daemon, as a protocol (so handlers stay testable).
+
+Members the handlers only read are properties, so a daemon may hold a richer type (``Daemon``'s
+``options`` is a ``DaemonOptions``); ``requests`` is counted here, so it is a plain attribute.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 
@@ -11,19 +15,37 @@ from daemon.jobs.hub import EventHub
 from daemon.jobs.manager import JobManager
 from daemon.watch.registry import WatchRegistry
 
+if TYPE_CHECKING:
+    from storage import AsyncStore, Workspace
+
 
 class ServerOptions(Protocol):
-    heartbeat: float
+    @property
+    def heartbeat(self) -> float: ...
 
 
 class DaemonState(Protocol):
-    store: Any  # storage.AsyncStore
-    hub: EventHub
-    jobs: JobManager
-    watch: WatchRegistry
-    options: ServerOptions
     requests: int
-    streamed: list[int]  # [events sent on daemon-wide streams], a one-element box the SSE writer bumps
+
+    @property
+    def store(self) -> AsyncStore: ...
+
+    @property
+    def hub(self) -> EventHub: ...
+
+    @property
+    def jobs(self) -> JobManager: ...
+
+    @property
+    def watch(self) -> WatchRegistry: ...
+
+    @property
+    def options(self) -> ServerOptions: ...
+
+    @property
+    def streamed(self) -> list[int]:
+        """[events sent on daemon-wide streams], a one-element box the SSE writer bumps."""
+        ...
 
     async def health(self) -> Health: ...
 
@@ -31,9 +53,10 @@ class DaemonState(Protocol):
 
     def request_stop(self) -> None: ...
 
-    async def register_workspace(self, root: str, *, watch: bool) -> Any: ...
+    async def register_workspace(self, root: str, *, watch: bool,
+                                 overrides: dict[str, Any] | None = None) -> Workspace: ...
 
-    async def unregister_workspace(self, workspace: Any, *, forget: bool) -> None: ...
+    async def unregister_workspace(self, workspace: Workspace, *, forget: bool) -> None: ...
 
 
 DAEMON = web.AppKey("troupe_daemon", DaemonState)

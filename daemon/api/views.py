@@ -1,15 +1,24 @@
-"""Store records -> protocol types. The only place that knows both shapes."""
+"""Store records -> protocol types. The only place that knows both shapes.
+
+The store's enums (``storage.records``) and the protocol's Literals name the same values (a test
+says so), so an enum's value is cast to its Literal here.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from daemon.api.protocol import (
     ChangeInfo,
+    ChangeState,
     FindingInfo,
+    FindingState,
     JobInfo,
+    JobKind,
+    JobState,
     ProtocolError,
     Question,
+    Severity,
     StreamEvent,
     Usage,
     WorkspaceInfo,
@@ -29,7 +38,7 @@ def job_info(job: Any, *, workspace: str | None, usage: Any = None,
         totals = Usage(int(stored.get("prompt_tokens", 0)), int(stored.get("completion_tokens", 0)),
                        float(stored.get("cost", 0.0)))
     return JobInfo(
-        id=job.id, kind=str(job.kind), state=str(job.state), priority=job.priority, workspace=workspace,
+        id=job.id, kind=cast(JobKind, str(job.kind)), state=job_state(job), priority=job.priority, workspace=workspace,
         request=job.request or {}, result=result, error=job.error, created_at=job.created,
         started_at=job.started, finished_at=job.finished, usage=totals,
         question=Question(*question) if question else None, last_seq=job.last_seq,
@@ -39,6 +48,10 @@ def job_info(job: Any, *, workspace: str | None, usage: Any = None,
             question=PendingQuestion(question_id=question[0], text=question[1]) if question else None,
             change_id=(result or {}).get("change_id")),
     )
+
+
+def job_state(job: Any) -> JobState:
+    return cast(JobState, str(job.state))
 
 
 def job_title(kind: str, request: dict[str, Any]) -> str:
@@ -83,9 +96,10 @@ def events_info(events: list[Any], *, after: int, workspace: str | None) -> list
 
 def finding_info(finding: Any, *, workspace: str | None) -> FindingInfo:
     return FindingInfo(
-        id=finding.id, file=finding.file, severity=str(finding.severity), message=finding.message,
+        id=finding.id, file=finding.file, severity=cast(Severity, str(finding.severity)), message=finding.message,
         start_line=finding.start_line, start_col=finding.start_col, end_line=finding.end_line,
-        end_col=finding.end_col, state=str(finding.state), rule=finding.rule, suggested_fix=finding.suggested_fix,
+        end_col=finding.end_col, state=cast(FindingState, str(finding.state)), rule=finding.rule,
+        suggested_fix=finding.suggested_fix,
         fingerprint=finding.fingerprint, workspace=workspace, job_id=finding.job_id,
         content_hash=getattr(finding, "content_hash", None),
     )
@@ -94,7 +108,7 @@ def finding_info(finding: Any, *, workspace: str | None) -> FindingInfo:
 def change_info(change: Any, *, workspace: str | None, job_result: Any = None) -> ChangeInfo:
     edits = change.edits
     files = [e.get("path") for e in edits.get("edits", [])] if isinstance(edits, dict) else []
-    return ChangeInfo(id=change.id, job_id=change.job_id, state=str(change.state), diff=change.diff,
+    return ChangeInfo(id=change.id, job_id=change.job_id, state=cast(ChangeState, str(change.state)), diff=change.diff,
                       files=[f for f in files if isinstance(f, str)], edits=edits,
                       base_hashes=dict(change.base_hashes or {}), workspace=workspace,
                       tests_failed=tests_failed(job_result if isinstance(job_result, dict) else None))

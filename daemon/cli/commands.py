@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +45,10 @@ def workspace_of(args: argparse.Namespace, files: list[str] | None = None) -> tu
     return str(root), relative
 
 
-def emit(args: argparse.Namespace, value: Message | list[Message] | dict[str, Any], text: str) -> None:
+def emit(args: argparse.Namespace, value: Message | Sequence[Message] | dict[str, Any], text: str) -> None:
     if getattr(args, "json", False):
-        data = [v.to_json() for v in value] if isinstance(value, list) else (
-            value.to_json() if isinstance(value, Message) else value)
+        data = value.to_json() if isinstance(value, Message) else (
+            value if isinstance(value, dict) else [v.to_json() for v in value])
         print(json.dumps(data, indent=2))
     elif text:
         print(text)
@@ -199,11 +200,11 @@ def run_command(args: argparse.Namespace) -> int:
         from daemon.service.process import stop_background
 
         try:
-            pid = stop_background()
+            stopped = stop_background()
         except RuntimeError as exc:
             print(f"troupe: {exc}", file=sys.stderr)
             return 1
-        print(f"daemon stopped (pid {pid})" if pid else "daemon was not running")
+        print(f"daemon stopped (pid {stopped})" if stopped else "daemon was not running")
         return 0
 
     async def run() -> int:

@@ -81,7 +81,8 @@ class DaemonContext:
 
     async def _run_of(self, info: JobInfo, timed_out: bool, waited: float) -> JobRun:
         result = dict(info.result or {})
-        usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+        stored = result.get("usage")
+        usage: dict[str, Any] = stored if isinstance(stored, dict) else {}
         findings = []
         if info.kind == "review" and info.workspace:
             findings = [f for f in await self.client.findings(info.workspace, state="all") if f.job_id == info.id]

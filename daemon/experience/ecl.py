@@ -84,12 +84,12 @@ def shortest_path(states: list[StateSnapshot]) -> tuple[list[StateSnapshot], dic
     previous: dict[str, str | None] = {start: None}
     queue = deque([start])
     while queue:
-        node = queue.popleft()
-        if node == goal:
+        visiting = queue.popleft()
+        if visiting == goal:
             break
-        for nxt in edges.get(node, []):
+        for nxt in edges.get(visiting, []):
             if nxt not in previous:
-                previous[nxt] = node
+                previous[nxt] = visiting
                 queue.append(nxt)
     path: list[str] = []
     node: str | None = goal

@@ -92,7 +92,9 @@ def learnings_block(learnings: list[Experience], files: list[str], budget_tokens
 
 def fit(found: list[Retrieved], budget_tokens: int) -> tuple[str, list[int]]:
     """The retrieved items that fit in ``budget_tokens``, as one quoted block (the first is clipped to fit)."""
-    items, used, spent = [], [], 0
+    items: list[str] = []
+    used: list[int] = []
+    spent = 0
     for item in found:
         text = item.text
         if spent + tokens_of(text) > budget_tokens:

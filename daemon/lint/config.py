@@ -38,6 +38,6 @@ def project_configured(root: Path, rel: str | None = None) -> bool:
 
 def config_args(root: Path, files: list[str] | None = None) -> list[str]:
     """Ruff arguments for these files: none when the project configures ruff, else the defaults."""
-    if any(project_configured(root, f) for f in (files or [None])):  # type: ignore[list-item]
+    if any(project_configured(root, f) for f in files) if files else project_configured(root):
         return []
     return ["--isolated", "--select", DEFAULT_RULES]

@@ -13,7 +13,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from daemon.api.protocol import LintDiagnostic, LintEdit, LintFix, LintResult
 from daemon.lint import text_hash
@@ -27,7 +27,7 @@ ERROR_RULES = ("invalid-syntax", "E9", "F821", "F822", "F823", "F63", "F7")
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
-def severity(rule: str) -> str:
+def severity(rule: str) -> Literal["major", "minor"]:
     return "major" if rule.startswith(ERROR_RULES) else "minor"
 
 
@@ -45,9 +45,12 @@ def _fix(raw: Any) -> LintFix | None:
         start = _position(edit.get("location"), (1, 1))
         end = _position(edit.get("end_location"), start)
         edits.append(LintEdit(start[0], start[1], end[0], end[1], str(edit.get("content") or "")))
-    applicability = raw.get("applicability")
-    if applicability not in ("safe", "unsafe", "display-only"):
-        applicability = "display-only"
+    given: object = raw.get("applicability")
+    match given:
+        case "safe" | "unsafe" | "display-only" as applicability:
+            pass
+        case _:
+            applicability = "display-only"
     return LintFix(message=str(raw.get("message") or "Fix"), applicability=applicability, edits=edits)
 
 
@@ -59,7 +62,7 @@ def diagnostics(raw: list[dict[str, Any]]) -> list[LintDiagnostic]:
         start = _position(item.get("location"), (1, 1))
         end = _position(item.get("end_location"), start)
         message = str(item.get("message") or "").removeprefix(f"{rule} ").strip() or rule
-        out.append(LintDiagnostic(rule=rule, message=message, severity=severity(rule),  # type: ignore[arg-type]
+        out.append(LintDiagnostic(rule=rule, message=message, severity=severity(rule),
                                   start_line=start[0], start_col=start[1], end_line=end[0], end_col=end[1],
                                   fix=_fix(item.get("fix"))))
     return sorted(out, key=lambda d: (d.start_line, d.start_col, d.rule))

@@ -27,7 +27,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Protocol
 
 from daemon.config import ModelSettings
 from daemon.llm.budget import Budget, Usage
@@ -55,6 +55,21 @@ class Completion:
     finish_reason: str | None
     seconds: float
     attempts: int
+
+
+class ModelGateway(Protocol):
+    """What the engine needs from a gateway: :class:`Gateway` itself, or a view of one that sets a
+    team's model and temperature (``daemon.teams.team_gateway``)."""
+
+    @property
+    def settings(self) -> ModelSettings: ...
+
+    def model_for(self, role: str | None = None, override: str | None = None) -> str: ...
+
+    async def complete(self, messages: list[dict[str, str]], *, role: str | None = None, model: str | None = None,
+                       job_id: str | None = None, budget: Budget | None = None, temperature: float | None = None,
+                       max_tokens: int | None = None, stream: bool = False, on_delta: DeltaSink | None = None,
+                       timeout: float | None = None, stop_on_repetition: bool = True) -> Completion: ...
 
 
 _litellm: Any = None
@@ -251,7 +266,7 @@ class Gateway:
         response = await litellm.acompletion(**kwargs, stream=True, stream_options={"include_usage": True})
         async for chunk in response:
             u = getattr(chunk, "usage", None)
-            if u is not None and getattr(u, "total_tokens", 0):
+            if u is not None and getattr(u, "total_tokens", None):
                 usage = Usage(u.prompt_tokens or 0, u.completion_tokens or 0)
             if not getattr(chunk, "choices", None):
                 continue

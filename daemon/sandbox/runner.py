@@ -27,7 +27,7 @@ from daemon.sandbox.records import MiB, SandboxError, SandboxLimits, SandboxResu
 
 # How long output may stay open after the program exits, before what holds it is killed.
 OUTPUT_GRACE_S = 1.0
-SIGNAL_NOTES = {
+SIGNAL_NOTES: dict[int, str] = {
     signal.SIGXCPU: "stopped by SIGXCPU: it used up its CPU-time limit",
     signal.SIGXFSZ: "stopped by SIGXFSZ: it wrote a file past the file-size limit",
 }
@@ -72,7 +72,11 @@ async def run_sandboxed(
         notes.append(f"withheld secret-looking variables: {', '.join(withheld)} (pass allow_env to keep them)")
     try:
         if uid is not None:
-            await asyncio.to_thread(lambda: [change_owner(p, uid, uid) for p in (workdir, root)])
+            for folder in (workdir, root):
+                await asyncio.to_thread(change_owner, folder, uid, uid)
+        rlimits = limits.rlimits(timeout)
+        if uid is None and not isolation.user_namespace:
+            del rlimits["NPROC"]  # it would count every process of the daemon's user
         spec = {
             "cwd": str(workdir),
             "writable": [str(workdir), str(root)],
@@ -81,10 +85,8 @@ async def run_sandboxed(
             "gid": uid,
             "confine_writes": isolation.confine_writes,
             "drop_capabilities": isolation.user_namespace,
-            "rlimits": limits.rlimits(timeout),
+            "rlimits": rlimits,
         }
-        if uid is None and not isolation.user_namespace:
-            del spec["rlimits"]["NPROC"]  # it would count every process of the daemon's user
         return await _run(isolation, spec, list(argv), environment, stdin, timeout, limits, notes)
     finally:
         if uid is not None:

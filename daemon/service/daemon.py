@@ -11,7 +11,7 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon import __version__, paths
 from daemon.api.protocol import ACTIVE_STATES, API_VERSION, Health
@@ -23,10 +23,18 @@ from daemon.service.options import DaemonOptions
 from daemon.service.pidfile import AlreadyRunning, pid_path, read_pid_file, socket_answers
 from daemon.watch.registry import WatchRegistry
 
+if TYPE_CHECKING:
+    from storage import AsyncStore, Workspace
+
 log = logging.getLogger("troupe.daemon")
 
 
 class Daemon:
+    store: AsyncStore  # these four from start() on
+    hub: EventHub
+    jobs: JobManager
+    watch: WatchRegistry
+
     def __init__(self, options: DaemonOptions | None = None) -> None:
         self.options = options or DaemonOptions.from_env()
         self.requests = 0
@@ -162,7 +170,8 @@ class Daemon:
                       executor=self.executor.name, jobs=counts, watch=self.watch.status(), stopping=self.stopping,
                       tcp_port=self.tcp_port)
 
-    async def register_workspace(self, root: str, *, watch: bool, overrides: dict[str, Any] | None = None) -> Any:
+    async def register_workspace(self, root: str, *, watch: bool,
+                                 overrides: dict[str, Any] | None = None) -> Workspace:
         """Register (idempotent) and watch or stop watching; ``overrides``, when given, replace the
         workspace's editor overrides (applied per job and per save with ``daemon.config.with_overrides``)."""
         ws = await self.store.add_workspace(root)
@@ -177,7 +186,7 @@ class Daemon:
             await self.watch.remove(ws.root)
         return ws
 
-    async def unregister_workspace(self, workspace: Any, *, forget: bool) -> None:
+    async def unregister_workspace(self, workspace: Workspace, *, forget: bool) -> None:
         await self.watch.remove(workspace.root)
         if forget:
             await self.store.remove_workspace(workspace.id)

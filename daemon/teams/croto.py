@@ -36,6 +36,7 @@ from daemon.agents.runner import CONTEXT_SHARE, ChainRunner
 from daemon.agents.tools import report_to_dict
 from daemon.config import Settings
 from daemon.events import Event, EventKind, EventSink
+from daemon.llm.gateway import ModelGateway
 from daemon.teams.config import TeamsConfig
 from daemon.teams.merge import Merger
 from daemon.teams.pool import Pool
@@ -88,18 +89,20 @@ class _TeamEvents:
 
 
 class CrossTeams:
-    def __init__(self, gateway: Any, emit: EventSink, ask_human: AskHuman | None, settings: Settings, *,
+    def __init__(self, gateway: ModelGateway, emit: EventSink, ask_human: AskHuman | None, settings: Settings, *,
                  chain: Chain, config: TeamsConfig, on_checkpoint: Any = None, scratch_dir: Path | None = None,
-                 runner_options: Any = None, scorer: Scorer | None = None, experience: Any = None) -> None:
+                 runner_options: Callable[[int], dict[str, Any]] | None = None, scorer: Scorer | None = None,
+                 experience: Any = None) -> None:
         self.gateway, self.emit, self.ask_human, self.settings = gateway, emit, ask_human, settings
         self.experience = experience
         self.chain, self.config, self.on_checkpoint, self.scratch_dir = chain, config, on_checkpoint, scratch_dir
-        self.runner_options = runner_options or (lambda team: {})
+        self.runner_options: Callable[[int], dict[str, Any]] = runner_options or (lambda team: {})
         self.scorer = scorer
         self.usage = [Tally() for _ in range(config.teams)]
         self.pool_usage = Tally()
-        self.reports = [{"team": t, "temperature": config.temperature(t), "model": config.model(t),
-                         "status": "running", "error": None} for t in range(config.teams)]
+        self.reports: list[dict[str, Any]] = [
+            {"team": t, "temperature": config.temperature(t), "model": config.model(t), "status": "running",
+             "error": None} for t in range(config.teams)]
         self.pools: list[dict[str, Any]] = []
         self._spec = JobSpec(chain.name, "")
 

@@ -17,6 +17,7 @@ from daemon.agents.model import Chain, Phase, Produces
 from daemon.agents.runner import CONTEXT_SHARE
 from daemon.config import Settings
 from daemon.events import EventKind
+from daemon.llm.gateway import ModelGateway
 from daemon.teams.config import TeamsConfig
 from daemon.teams.macnet import ACTOR_SYSTEM, CRITIC_ROLE, CRITIC_SYSTEM, Network
 from daemon.teams.solution import Solution
@@ -31,7 +32,7 @@ def network_phase(chain: Chain, config: TeamsConfig) -> str | None:
 
 
 class NetworkDelegate:
-    def __init__(self, gateway: Any, settings: Settings, config: TeamsConfig, chain: Chain) -> None:
+    def __init__(self, gateway: ModelGateway, settings: Settings, config: TeamsConfig, chain: Chain) -> None:
         assert config.topology is not None
         self.gateway, self.settings, self.config = gateway, settings, config
         self.target = network_phase(chain, config)

@@ -24,6 +24,7 @@ from daemon.agents.model import Chain, ChainSet
 from daemon.agents.runner import ChainRunner, SaveCheckpoint
 from daemon.config import Settings
 from daemon.events import Event, EventKind, EventSink
+from daemon.llm.gateway import ModelGateway
 from daemon.teams.config import TeamsConfig, TeamsConfigError
 from daemon.teams.croto import CrossTeams
 from daemon.teams.network_phase import NetworkDelegate, network_phase
@@ -33,7 +34,7 @@ from daemon.teams.scoring import Scorer
 
 
 class TeamsRunner:
-    def __init__(self, gateway: Any, emit: EventSink, ask_human: AskHuman | None = None,
+    def __init__(self, gateway: ModelGateway, emit: EventSink, ask_human: AskHuman | None = None,
                  settings: Settings | None = None, *, on_checkpoint: SaveCheckpoint | None = None,
                  chains: ChainSet | None = None, scratch_dir: Path | None = None,
                  options: dict[str, Any] | None = None, policies: PolicyBook | None = None,
@@ -48,7 +49,7 @@ class TeamsRunner:
 
     async def run(self, spec: JobSpec) -> JobOutcome:
         try:
-            chains = self.chains or await asyncio.to_thread(load_chains, spec.workspace)
+            chains = self.chains if self.chains is not None else await asyncio.to_thread(load_chains, spec.workspace)
             chain = chains.get(spec.chain)
             config = chain.scale.with_options(self.options)
             _check(chain, config)

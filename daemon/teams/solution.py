@@ -128,7 +128,7 @@ def apply_reply(solution: Solution, reply: str) -> dict[str, str | None]:
     if not edits:
         raise EditParseError("your reply contains no file edit")
     files = _Files(solution)
-    apply_edits(files, edits)  # type: ignore[arg-type]  # duck-typed: read/write/delete/list_files
+    apply_edits(files, edits)
     return {p: t for p, t in files.files.items() if t != solution.base(p)}
 
 

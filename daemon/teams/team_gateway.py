@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from daemon.llm.gateway import Completion
+from daemon.config import ModelSettings
+from daemon.llm.gateway import Completion, ModelGateway
 
 
 class TeamGateway:
-    def __init__(self, gateway: Any, *, temperature: float | None = None, model: str | None = None) -> None:
+    def __init__(self, gateway: ModelGateway, *, temperature: float | None = None, model: str | None = None) -> None:
         self.gateway, self.temperature, self.model = gateway, temperature, model
-        self.settings = gateway.settings
+
+    @property
+    def settings(self) -> ModelSettings:
+        return self.gateway.settings
 
     def model_for(self, role: str | None = None, override: str | None = None) -> str:
         return self.gateway.model_for(role, override or self.model)

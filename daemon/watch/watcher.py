@@ -30,6 +30,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 log = logging.getLogger("troupe.watch")
@@ -63,7 +64,7 @@ class RepoWatcher(FileSystemEventHandler):
         self._poll_interval = poll_interval
         self._pending: set[Path] = set()
         self._timer: asyncio.TimerHandle | None = None
-        self._observer: Observer | PollingObserver | None = None
+        self._observer: BaseObserver | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._git = (self.root / ".git").exists()
         self.spec = self._load_spec()
@@ -166,7 +167,7 @@ class RepoWatcher(FileSystemEventHandler):
         self._start_observer(PollingObserver(timeout=self._poll_interval))
         self.mode = "polling"
 
-    def _start_observer(self, observer: Observer | PollingObserver) -> None:
+    def _start_observer(self, observer: BaseObserver) -> None:
         # One recursive watch per workspace: one inotify instance (128 per user is the scarcer limit).
         try:
             observer.schedule(self, str(self.root), recursive=True)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
+from typing import Protocol
 
 from daemon.workspace.paths import PathOutsideWorkspace
 from daemon.workspace.reply_parser import EditApplyError, ParsedEdit
-from daemon.workspace.scratch import NotEditable, Scratch
+from daemon.workspace.scratch import NotEditable
 
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|<!--|--|;)\s*(?P<body>.*?)\s*(?:\*/|-->)?\s*$")
 _ELISION_WORDS = re.compile(r"\b(rest|remaining|existing|unchanged|previous|other|omitted|same|keep|as before)\b", re.I)
@@ -24,7 +26,20 @@ _ELISION_PHRASE = re.compile(
 )
 
 
-def apply_edits(scratch: Scratch, edits: list[ParsedEdit]) -> list[str]:
+class EditableFiles(Protocol):
+    """What edits are applied to: a :class:`~daemon.workspace.scratch.Scratch` copy, or files in
+    memory (``daemon.teams.solution``)."""
+
+    def read(self, path: str, /) -> str: ...
+
+    def write(self, path: str, text: str, /) -> None: ...
+
+    def delete(self, path: str, /) -> None: ...
+
+    def list_files(self) -> list[str]: ...
+
+
+def apply_edits(scratch: EditableFiles, edits: list[ParsedEdit]) -> list[str]:
     """Apply ``edits`` in order and return the paths whose content changed.
 
     Raises EditApplyError (message for the model, every failure listed) and writes nothing
@@ -59,14 +74,14 @@ def apply_edits(scratch: Scratch, edits: list[ParsedEdit]) -> list[str]:
     return changed
 
 
-def _current_text(scratch: Scratch, path: str) -> str | None:
+def _current_text(scratch: EditableFiles, path: str) -> str | None:
     try:
         return scratch.read(path)
     except FileNotFoundError:
         return None
 
 
-def _apply_one(edit: ParsedEdit, current: str | None, scratch: Scratch) -> str | None:
+def _apply_one(edit: ParsedEdit, current: str | None, scratch: EditableFiles) -> str | None:
     if edit.kind == "delete":
         if current is None:
             raise EditApplyError(f"cannot delete {edit.path}: there is no such file.")
@@ -103,7 +118,7 @@ def elisions(text: str) -> list[str]:
     return found
 
 
-def _search_replace(edit: ParsedEdit, current: str | None, scratch: Scratch) -> str:
+def _search_replace(edit: ParsedEdit, current: str | None, scratch: EditableFiles) -> str:
     search, replace = edit.search.replace("\r\n", "\n"), edit.replace.replace("\r\n", "\n")
     if not search.strip():
         if current is None or not current.strip() or current == replace:
@@ -162,7 +177,7 @@ def _trim_final_newline(text: str) -> list[str]:
     return text[:-1].split("\n") if text.endswith("\n") else (text.split("\n") if text else [])
 
 
-def _find_all(lines: list[str], wanted: list[str], normalize) -> list[int]:  # type: ignore[no-untyped-def]
+def _find_all(lines: list[str], wanted: list[str], normalize: Callable[[str], str]) -> list[int]:
     target = [normalize(line) for line in wanted]
     have = [normalize(line) for line in lines]
     size = len(target)

@@ -127,7 +127,7 @@ def _pattern_symbols(source: str, patterns: list[tuple[str, re.Pattern[str]]]) -
 
 def task_terms(text: str) -> set[str]:
     """Lower-case words of ``text``, identifiers split at ``_`` and camelCase, stopwords dropped."""
-    terms = set()
+    terms: set[str] = set()
     for word in _WORD.findall(text):
         parts = [word, *word.split("_"), *_CAMEL.findall(word)]
         terms.update(part.lower() for part in parts if len(part) >= 3)

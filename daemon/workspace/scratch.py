@@ -19,6 +19,7 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -230,7 +231,7 @@ class Scratch:
         self.cleanup()
 
 
-def _make_writable_and_retry(func, path, _exc_info) -> None:  # type: ignore[no-untyped-def]
+def _make_writable_and_retry(func: Callable[[str], object], path: str, _exc_info: object) -> None:
     # Generated code may leave read-only files or folders behind.
     try:
         os.chmod(os.path.dirname(path), stat.S_IRWXU)

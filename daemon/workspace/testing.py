@@ -60,7 +60,8 @@ async def run_tests(
     Raises ``daemon.sandbox.SandboxError`` when the sandbox itself cannot be set up.
     """
     root = Path(root)
-    python = python or await asyncio.to_thread(project_python)
+    if not python:
+        python = await asyncio.to_thread(project_python)
     if command:
         argv = _configured(command, python)
         if _is_pytest(argv, python):

@@ -10,7 +10,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from daemon.api.protocol import SubmitJob
+from daemon.api.protocol import JobKind, SubmitJob
 from daemon.client import DaemonError
 from lsp.arguments import AnswerArgs, AskArgs, ChangeArgs, FileArgs, FindingArgs, JobArgs, ViewerArgs
 from lsp.documents import containing_root
@@ -55,7 +55,8 @@ def register(server: TroupeServer) -> None:
             line = a.selection.start.line + 1
             code = _selection_text(ls, a.file, a.selection)
             prompt += f"\n\nAbout {rel} from line {line}:\n```\n{code}\n```" if code else f"\n\n(at {rel}:{line})"
-        job = await ls.submit(SubmitJob(kind=a.mode, workspace=root, prompt=prompt, files=[rel] if rel else []),
+        kind: JobKind = "change" if a.mode == "change" else "ask"  # AskArgs.check() allows only these two
+        job = await ls.submit(SubmitJob(kind=kind, workspace=root, prompt=prompt, files=[rel] if rel else []),
                               f"Troupe: {'ask the team' if a.mode == 'ask' else 'change'}")
         return {"jobId": job.id}
 

@@ -14,10 +14,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from lsprotocol import types
 
-from daemon.api.protocol import SubmitJob, WorkspaceSettings
-from daemon.client import DaemonError
+from daemon.api.protocol import JobInfo, JobKind, SubmitJob, WorkspaceSettings
+from daemon.client import DaemonClient, DaemonError
 from daemon.lint import text_hash
 from lsp.documents import OpenDocument, skip_reason
 from lsp.lint import CHANGE_PAUSE_S
@@ -73,11 +75,15 @@ def register(server: TroupeServer) -> None:
         if doc.root is None or doc.relative is None or ls.watching.get(doc.root, True):
             return  # the daemon's watcher reviews this save (and obeys reviewOnSave / testOnSave)
         wanted = ls.overrides or WorkspaceSettings()
-        kinds = (["review"] if wanted.review_on_save is not False else []) + (["test"] if wanted.test_on_save else [])
+        kinds: list[JobKind] = []
+        if wanted.review_on_save is not False:
+            kinds.append("review")
+        if wanted.test_on_save:
+            kinds.append("test")
         for kind in kinds:
             request = SubmitJob(kind=kind, workspace=doc.root, files=[doc.relative], options={"trigger": "save"})
             try:
-                await ls.link.call(lambda c, request=request: c.submit(request))
+                await ls.link.call(_submitter(request))
             except DaemonError as exc:
                 ls.log_line(f"{kind} of {doc.relative} not started: {exc}", types.MessageType.Warning)
 
@@ -88,3 +94,7 @@ def register(server: TroupeServer) -> None:
             doc.lint_task.cancel()
         if doc is not None:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=[]))
+
+
+def _submitter(request: SubmitJob) -> Callable[[DaemonClient], Awaitable[JobInfo]]:
+    return lambda client: client.submit(request)

@@ -57,7 +57,8 @@ class ChangeVerbs(Verbs):
     def list_changes(self, *, job_id: str | None = None, workspace_id: int | None = None,
                      state: ChangeState | str | None = None, limit: int = 100) -> list[Change]:
         """Changes, newest first, filtered by job, workspace and state."""
-        where, params = ["1"], {"limit": values.integer(limit, "limit", minimum=0)}
+        where = ["1"]
+        params: dict[str, Any] = {"limit": values.integer(limit, "limit", minimum=0)}
         if job_id is not None:
             where.append("job_id = :job")
             params["job"] = job_id

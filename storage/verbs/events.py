@@ -50,7 +50,8 @@ class EventVerbs(Verbs):
     def search_events(self, query: str, *, job_id: str | None = None, workspace_id: int | None = None,
                       limit: int = 20) -> list[JobEvent]:
         """Events whose text contains every word of ``query`` (plain words, no FTS syntax), best first."""
-        where, params = [], {}
+        where: list[str] = []
+        params: dict[str, Any] = {}
         if job_id is not None:
             where.append("t.job_id = :job")
             params["job"] = job_id

@@ -133,7 +133,8 @@ class FindingVerbs(Verbs):
                       state: FindingState | str | None = FindingState.OPEN,
                       limit: int | None = None) -> list[Finding]:
         """A workspace's findings (of one file, in one state; ``state=None``: all), by file and line."""
-        where, params = ["workspace_id = :ws"], {"ws": workspace_id}
+        where = ["workspace_id = :ws"]
+        params: dict[str, Any] = {"ws": workspace_id}
         if file is not None:
             where.append("file = :file")
             params["file"] = values.relative_file(file)
@@ -165,7 +166,8 @@ class FindingVerbs(Verbs):
     def search_findings(self, query: str, *, workspace_id: int | None = None,
                         state: FindingState | str | None = None, limit: int = 20) -> list[Finding]:
         """Findings whose message, rule or file contains every word of ``query``, best first."""
-        where, params = [], {}
+        where: list[str] = []
+        params: dict[str, Any] = {}
         if workspace_id is not None:
             where.append("t.workspace_id = :ws")
             params["ws"] = workspace_id

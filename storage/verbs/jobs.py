@@ -58,7 +58,8 @@ class JobVerbs(Verbs):
                   workspace_id: int | None = None, kind: JobKind | str | None = None,
                   limit: int = 100) -> list[Job]:
         """Jobs, newest first; ``state`` may be one state or several."""
-        where, params = ["1"], {"limit": values.integer(limit, "limit", minimum=0)}
+        where = ["1"]
+        params: dict[str, Any] = {"limit": values.integer(limit, "limit", minimum=0)}
         if state is not None:
             states = values.enum_values(JobState, state, "job state")
             where.append(f"state IN ({', '.join(f':s{i}' for i in range(len(states)))})")
