@@ -193,6 +193,9 @@ async def _sandboxed(root: Path, argv: list[str], timeout: float, env: dict[str,
     return result
 
 
+sandboxed = _sandboxed  # for the other runners of project code (daemon.workspace.doctests)
+
+
 def _existing_inside(root: Path, rel: str) -> bool:
     try:
         return confine(root, rel).is_file()
