@@ -2,8 +2,8 @@
 
 One dedicated worker thread opens the ``Store`` and runs every call, so the connection never
 changes threads (``asyncio.to_thread`` would hop between pool threads). Calls run one at a time,
-in the order they were made. Each ``Store`` verb is available as a coroutine of the same name and
-arguments::
+in the order they were made. Each ``Store`` verb is a coroutine of the same name, arguments and
+(typed) result::
 
     store = await AsyncStore.open(path)
     job = await store.record_job("review", {"file": "app.py"})
@@ -22,14 +22,29 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from storage.errors import StoreError
-from storage.store import Store, store_verbs
+from storage.store import Store
 
 T = TypeVar("T")
+R = TypeVar("R")
+P = ParamSpec("P")
+
+
+def _verb(verb: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[AsyncStore, P], Coroutine[Any, Any, R]]:
+    """``verb`` as a coroutine method that runs it on the store's worker thread."""
+
+    @functools.wraps(verb)
+    async def call(self: AsyncStore, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self._closed:
+            raise StoreError(f"the store for {self.path} is closed; open it again")
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor, functools.partial(verb, self._store, *args, **kwargs))
+
+    return call
 
 
 class AsyncStore:
@@ -80,23 +95,62 @@ class AsyncStore:
     async def __aexit__(self, *exc_info: Any) -> None:
         await self.close()
 
-    if TYPE_CHECKING:
-        # Every Store verb, as a coroutine (generated below); typed loosely for checkers.
-        def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]: ...
+    # Every Store verb, as a coroutine with the verb's own arguments and result (tests/storage checks
+    # that none is missing). Workspaces:
+    add_workspace = _verb(Store.add_workspace)
+    get_workspace = _verb(Store.get_workspace)
+    find_workspace_for = _verb(Store.find_workspace_for)
+    list_workspaces = _verb(Store.list_workspaces)
+    update_workspace = _verb(Store.update_workspace)
+    remove_workspace = _verb(Store.remove_workspace)
 
+    # Jobs and their events:
+    record_job = _verb(Store.record_job)
+    get_job = _verb(Store.get_job)
+    list_jobs = _verb(Store.list_jobs)
+    claim_next_job = _verb(Store.claim_next_job)
+    set_job_state = _verb(Store.set_job_state)
+    update_job = _verb(Store.update_job)
+    append_event = _verb(Store.append_event)
+    events_after = _verb(Store.events_after)
+    search_events = _verb(Store.search_events)
 
-def _mirror(name: str) -> Callable[..., Awaitable[Any]]:
-    verb = getattr(Store, name)
+    # Changes and findings:
+    propose_change = _verb(Store.propose_change)
+    get_change = _verb(Store.get_change)
+    list_changes = _verb(Store.list_changes)
+    set_change_state = _verb(Store.set_change_state)
+    add_findings = _verb(Store.add_findings)
+    get_finding = _verb(Store.get_finding)
+    list_findings = _verb(Store.list_findings)
+    set_finding_state = _verb(Store.set_finding_state)
+    search_findings = _verb(Store.search_findings)
 
-    @functools.wraps(verb)
-    async def call(self: AsyncStore, *args: Any, **kwargs: Any) -> Any:
-        if self._closed:
-            raise StoreError(f"the store for {self.path} is closed; open it again")
-        return await asyncio.get_running_loop().run_in_executor(
-            self._executor, functools.partial(verb, self._store, *args, **kwargs))
+    # Usage:
+    record_usage = _verb(Store.record_usage)
+    job_usage = _verb(Store.job_usage)
 
-    return call
+    # Experience:
+    add_experience = _verb(Store.add_experience)
+    get_experience = _verb(Store.get_experience)
+    list_experience = _verb(Store.list_experience)
+    search_experience = _verb(Store.search_experience)
+    update_experience = _verb(Store.update_experience)
+    delete_experience = _verb(Store.delete_experience)
+    count_retrievals = _verb(Store.count_retrievals)
+    reward_job_experience = _verb(Store.reward_job_experience)
+    eliminate_experience = _verb(Store.eliminate_experience)
+    experience_eliminations = _verb(Store.experience_eliminations)
+    experience_stats = _verb(Store.experience_stats)
+    export_experience = _verb(Store.export_experience)
+    import_experience = _verb(Store.import_experience)
+    bump_experience_counter = _verb(Store.bump_experience_counter)
 
+    # Policies (daemon.teams.puppeteer):
+    save_policy = _verb(Store.save_policy)
+    latest_policy = _verb(Store.latest_policy)
+    policy_history = _verb(Store.policy_history)
 
-for _name in store_verbs():
-    setattr(AsyncStore, _name, _mirror(_name))
+    # The file itself:
+    schema_version = _verb(Store.schema_version)
+    integrity_check = _verb(Store.integrity_check)

@@ -51,7 +51,7 @@ def named_paths(text: str, paths: list[str]) -> list[str]:
 
 def with_imports(focus: list[str], files: dict[str, str]) -> list[str]:
     """``focus`` and the project's own Python files they import (the code a failing test reaches)."""
-    by_module = {}
+    by_module: dict[str, str] = {}
     for path in files:
         if path.endswith(".py"):
             dotted = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")

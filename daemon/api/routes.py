@@ -209,7 +209,7 @@ async def job_events(request: web.Request) -> web.StreamResponse:
         return answer(EventList(shown, job_state=views.job_state(job)))
     sub = d.hub.subscribe(job_id=job.id)  # before reading the store, so nothing falls in between
     backlog = views.events_info(await d.store.events_after(job.id, 0), after=after, workspace=root)
-    job = await d.store.get_job(job.id)
+    job = await d.jobs.require(job.id)  # its state now
     return await sse.stream_job(request, d.hub, sub, backlog, after=after,
                                 finished=str(job.state) in FINAL_STATES, heartbeat=d.options.heartbeat)
 

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.experience.text import clip, scrub
 from storage.experience import STOP_WORDS
+
+if TYPE_CHECKING:
+    from storage import AsyncStore
 
 VERDICTS = {"dismissed": "dismissed", "applied": "applied the fix for"}
 SAME_KIND = 0.5    # shared terms that, on the same code, make two findings one kind
@@ -49,7 +52,7 @@ def _read(root: str | None, file: str) -> str | None:
         return None
 
 
-async def record_learning(store: Any, finding: Any, state: str, reason: str | None,
+async def record_learning(store: AsyncStore, finding: Any, state: str, reason: str | None,
                           root: str | None) -> Any | None:
     """Store what the person did with ``finding`` (a stored finding); returns the learning, or None
     when the state teaches nothing. Reopening a finding withdraws what was learnt from it."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.experience.ecl import Shortcut, find_shortcuts
 from daemon.experience.refine import MINED, batch_of, eliminate
@@ -25,6 +25,9 @@ from daemon.experience.settings import ExperienceSettings
 from daemon.experience.text import clip, code_summary, scrub
 from daemon.llm.budget import Budget
 from daemon.llm.errors import LLMError
+
+if TYPE_CHECKING:
+    from storage import AsyncStore
 
 log = logging.getLogger("troupe.experience")
 
@@ -78,7 +81,7 @@ async def write_instruction(gateway: Any, task: str, shortcut: Shortcut) -> str:
     return clip(completion.text, 1000)
 
 
-async def _known_instruction(store: Any, code: str) -> str | None:
+async def _known_instruction(store: AsyncStore, code: str) -> str | None:
     """The instruction already stored for exactly this target code, if any."""
     for known, _ in await store.search_experience(code, pools=["assistant"], limit=5):
         if known.value == scrub(code):
@@ -99,7 +102,7 @@ def reward_of(index: int, record: Any) -> float:
     return round(min(1.0, reward), 4)
 
 
-async def mine(store: Any, settings: ExperienceSettings, record: Any, gateway: Any = None) -> MiningReport:
+async def mine(store: AsyncStore, settings: ExperienceSettings, record: Any, gateway: Any = None) -> MiningReport:
     """Mine one job's record (``JobExperience.record``) into the pools; see the module docstring."""
     report = MiningReport(getattr(record, "job_id", None))
     if record is None or not settings.enabled:

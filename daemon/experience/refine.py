@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from daemon.experience.settings import ExperienceSettings
 from storage.experience import Experience
+
+if TYPE_CHECKING:
+    from storage import AsyncStore
 
 log = logging.getLogger("troupe.experience")
 
@@ -49,7 +52,7 @@ def survivors(items: Iterable[Experience], *, batch: int, coverage: float = 0.95
     return keep
 
 
-async def eliminate(store: Any, settings: ExperienceSettings, batch: int) -> list[Experience]:
+async def eliminate(store: AsyncStore, settings: ExperienceSettings, batch: int) -> list[Experience]:
     """Run elimination over the refined pools now; returns what was removed (also logged)."""
     items = [e for pool in REFINED_POOLS for e in await store.list_experience(pool=pool, limit=None)]
     keep = survivors(items, batch=batch, coverage=settings.coverage, keep_gain=settings.keep_gain)

@@ -8,12 +8,15 @@ pools, by relevance × reward. What is chosen is rendered as one quoted-data blo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from daemon.agents.model import Phase, Produces
 from daemon.experience.settings import ExperienceSettings
 from daemon.experience.text import Corpus, clip, quoted, tokens_of
 from storage.experience import Experience
+
+if TYPE_CHECKING:
+    from storage import AsyncStore
 
 CANDIDATES = 20
 
@@ -25,7 +28,7 @@ class Retrieved:
     text: str
 
 
-async def ranked(store: Any, query: str, *, pools: list[str], workspace_id: int | None, floor: int | None,
+async def ranked(store: AsyncStore, query: str, *, pools: list[str], workspace_id: int | None, floor: int | None,
                  chain: str | None = None, phase: str | None = None, role: str | None = None) -> list[
                      tuple[Experience, float]]:
     """Candidates by BM25, re-ranked by cosine similarity of ``query`` to their key and task."""
@@ -38,7 +41,7 @@ async def ranked(store: Any, query: str, *, pools: list[str], workspace_id: int 
     return sorted(scored, key=lambda pair: -pair[1])
 
 
-async def for_phase(store: Any, settings: ExperienceSettings, *, chain: str, phase: Phase, role: str, task: str,
+async def for_phase(store: AsyncStore, settings: ExperienceSettings, *, chain: str, phase: Phase, role: str, task: str,
                     prompt: str, workspace_id: int | None, floor: int | None) -> list[Retrieved]:
     """Shortcut hints (code phases) and few-shot examples from the role's pool, best first."""
     query = f"{task}\n{clip(prompt, 4000)}"

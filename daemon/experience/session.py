@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.agents.model import Chain, Loop, Phase, Produces, Until
 from daemon.events import Event, EventKind, EventSink
@@ -26,6 +26,9 @@ from daemon.experience.refine import MINED, batch_of, min_batch
 from daemon.experience.settings import ExperienceSettings
 from daemon.experience.text import clip
 from daemon.experience.workflow import StepPlan, plan_step, trajectory_steps
+
+if TYPE_CHECKING:
+    from storage import AsyncStore
 
 log = logging.getLogger("troupe.experience")
 
@@ -76,7 +79,7 @@ class JobRecord:
 
 
 class JobExperience:
-    def __init__(self, store: Any, settings: ExperienceSettings | None = None, *, job_id: str | None = None,
+    def __init__(self, store: AsyncStore, settings: ExperienceSettings | None = None, *, job_id: str | None = None,
                  workspace_id: int | None = None) -> None:
         self.store, self.settings = store, settings or ExperienceSettings()
         self.job_id, self.workspace_id = job_id, workspace_id

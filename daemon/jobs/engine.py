@@ -15,13 +15,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.config import ConfigError, Settings, load_settings, with_overrides
 from daemon.events import EventSink
 from daemon.jobs.executor import AskHuman, ChangeDraft, JobResult, RunningJob
 from daemon.jobs.newest import changed_since, read_content
 from daemon.llm.local import LocalModel
+
+if TYPE_CHECKING:
+    from storage import AsyncStore
 
 log = logging.getLogger("troupe.jobs")
 
@@ -37,7 +40,7 @@ class EngineExecutor:
     name = "engine"
     resumable = True
 
-    def __init__(self, *, store: Any = None, **_: Any) -> None:
+    def __init__(self, *, store: AsyncStore | None = None, **_: Any) -> None:
         self.store = store
         self._gateways: dict[str, Any] = {}
         self._mining: set[asyncio.Task[None]] = set()

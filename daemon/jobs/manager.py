@@ -15,7 +15,7 @@ import contextlib
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.api.protocol import ACTIVE_STATES, ProtocolError, StreamEvent, SubmitJob
 from daemon.api.views import job_title, tests_failed
@@ -30,6 +30,9 @@ from daemon.payloads import JobProgress
 from daemon.redact import redact
 from storage.errors import StaleReview
 
+if TYPE_CHECKING:
+    from storage import AsyncStore
+
 log = logging.getLogger("troupe.jobs")
 
 MAX_RESUMES = 3  # a job that keeps killing the daemon is failed instead of resumed forever
@@ -37,7 +40,7 @@ KEPT_PROGRESS = 2_000  # jobs whose progress stays in memory (a few hundred byte
 
 
 class JobManager:
-    def __init__(self, store: Any, hub: EventHub, executor: JobExecutor, *, concurrency: int = 2,
+    def __init__(self, store: AsyncStore, hub: EventHub, executor: JobExecutor, *, concurrency: int = 2,
                  reserved: int = 2) -> None:
         self.store, self.hub, self.executor = store, hub, executor
         self.slots = WorkerSlots(concurrency, reserved)
@@ -318,7 +321,8 @@ class JobManager:
             await self.record_event(job.id, job.workspace_id, Event(EventKind.LOG, {
                 "level": "info", "text": "the daemon is stopping; the job resumes when it starts again"}))
         else:
-            where = f"last finished phase: {current.last_phase}" if current.last_phase else "no phase had finished"
+            last = current.last_phase if current is not None else None
+            where = f"last finished phase: {last}" if last else "no phase had finished"
             await self._finish(job.id, job.workspace_id, "failed", error=(
                 f"daemon stopped while the job was running ({where}; the {self.executor.name} executor "
                 "cannot resume jobs); submit it again"))

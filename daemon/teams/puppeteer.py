@@ -11,7 +11,7 @@ that :class:`PolicyBook` learns from once the job's outcome is known.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.agents.hooks import LoopControl
 from daemon.agents.model import Loop, Until
@@ -27,6 +27,9 @@ from daemon.teams.policy import (
     reinforce,
     reward,
 )
+
+if TYPE_CHECKING:
+    from storage import AsyncStore
 
 
 class Puppeteer:
@@ -78,10 +81,10 @@ class Puppeteer:
 class PolicyBook:
     """Learned policies by name (the chain's), kept in the store when there is one, else in memory.
 
-    ``store`` is an AsyncStore (or anything with awaitable ``latest_policy``/``save_policy``).
+    ``store``: where the policies are kept (None: in memory only).
     """
 
-    def __init__(self, store: Any = None, *, cost_weight: float = 0.1) -> None:
+    def __init__(self, store: AsyncStore | None = None, *, cost_weight: float = 0.1) -> None:
         self.store, self.cost_weight = store, cost_weight
         self._memory: dict[str, tuple[dict[str, Any], int]] = {}
 

@@ -97,7 +97,8 @@ async def run_doctests(root: Path, files: list[str], *, timeout: float = DOCTEST
     targets = doctest_files(root, files)
     if not targets:
         return None
-    python = python or await asyncio.to_thread(project_python)
+    if not python:
+        python = await asyncio.to_thread(project_python)
     argv = [python, "-c", _RUNNER, _MARK, str(EXAMPLE_SECONDS), str(CLIP), *targets]
     result = await sandboxed(root, argv, timeout)
     passed, failures = 0, []
