@@ -195,9 +195,9 @@ async def run_chain(llm: FakeLLM, spec: JobSpec) -> tuple[list[dict], Any]:
     outcome = await ChainRunner(Gateway(settings), emit, None, Settings(model=settings)).run(spec)
     if outcome.status != "succeeded":
         raise SystemExit(f"the {spec.chain} chain failed: {outcome.error}")
-    phases = [e.data for e in events if e.kind is EventKind.PHASE_FINISHED]
-    skips = [e.data["text"] for e in events if e.kind is EventKind.LOG and "skipped" in e.data]
-    return phases + [{"phase": f"(skip) {s}", "calls": 0} for s in skips], outcome
+    rows = [e.data if e.kind is EventKind.PHASE_FINISHED else {"phase": f"({e.data['text']})"} for e in events
+            if e.kind is EventKind.PHASE_FINISHED or (e.kind is EventKind.LOG and "skipped" in e.data)]
+    return rows, outcome
 
 
 def repository(folder: Path) -> Path:

@@ -48,6 +48,7 @@ class PhaseFinishedData(Payload, frozen=True):
     tokens: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
     cost: float = 0.0
     seconds: float = 0.0
     model_seconds: float | None = None
@@ -99,6 +100,7 @@ class UsageData(Payload, frozen=True):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    cached_prompt_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
     total_tokens: int | None = None
     total_cost: float | None = None
     finish_reason: str | None = None
@@ -242,6 +244,7 @@ class ResultUsage(msgspec.Struct, kw_only=True, frozen=True):
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
     cost: float = 0.0
 
 

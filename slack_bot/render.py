@@ -59,7 +59,7 @@ def final_status_text(job: JobInfo, progress: JobProgress) -> str:
     timing = f" · {seconds:.1f} s" if seconds > 0 else ""
     phases = max(progress.phases_done, job.progress.phases_done)
     return (f"{icon} *{job.kind}* in `{escape(workspace_name(job.workspace))}` — {STATE_WORDS.get(job.state)}\n"
-            f"{phases} phase(s) · {tokens:,} tokens · ${cost:.4f}{timing}\n_job `{job.id}`_")
+            f"{phases} phase(s) · {tokens:,} tokens{job.usage.cached_note} · ${cost:.4f}{timing}\n_job `{job.id}`_")
 
 
 def summary_text(job: JobInfo, findings: list[FindingInfo] | None = None) -> str:
@@ -135,7 +135,8 @@ def workspace_choice_blocks(prompt: str, roots: list[str]) -> list[dict[str, Any
 
 
 def details_text(job: JobInfo, events: list[StreamEvent]) -> str:
-    lines = [f"*Job `{job.id}`* ({job.kind}, {job.state}) · {job.usage.total_tokens:,} tokens · ${job.usage.cost:.4f}"]
+    lines = [f"*Job `{job.id}`* ({job.kind}, {job.state}) · {job.usage.total_tokens:,} tokens{job.usage.cached_note} "
+             f"· ${job.usage.cost:.4f}"]
     for e in events:
         body = e.payload
         if isinstance(body, PhaseFinishedData):

@@ -68,7 +68,7 @@ async def _status(bot: TroupeBot, user: str, channel: str, rest: str) -> str:
     if rest.strip():
         job = await bot.daemon.job(rest.strip())
         line = f"*Job `{job.id}`*: {job.kind} in `{render.workspace_name(job.workspace)}` — {job.state}"
-        line += f" · {job.usage.total_tokens:,} tokens · ${job.usage.cost:.4f}"
+        line += f" · {job.usage.total_tokens:,} tokens{job.usage.cached_note} · ${job.usage.cost:.4f}"
         if job.question:
             line += f"\n:question: waiting on: {render.escape(job.question.text)}"
         if job.error:

@@ -272,12 +272,18 @@ def _v5_reviewed_content(db: Database) -> None:
     """)
 
 
+def _v6_cached_prompt_tokens(db: Database) -> None:
+    # Prompt tokens the provider served from its prompt cache (billed at a fraction): part of prompt_tokens.
+    run_script(db, "ALTER TABLE usage ADD COLUMN cached_prompt_tokens INTEGER NOT NULL DEFAULT 0;")
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "workspaces, jobs, job events, changes, findings, usage", _v1_tables),
     Migration(2, "full-text search over job events and findings", _v2_full_text_search),
     Migration(3, "experience pools, retrieval log, eliminations", _v3_experience),
     Migration(4, "orchestrator policies, one row per version", _v4_orchestrator_policies),
     Migration(5, "findings tagged with the content they were computed on", _v5_reviewed_content),
+    Migration(6, "cached prompt tokens per model call", _v6_cached_prompt_tokens),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1].version

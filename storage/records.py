@@ -174,6 +174,7 @@ class UsageRecord:
     prompt_tokens: int
     completion_tokens: int
     cost: float  # dollars; 0 for local or unpriced models
+    cached_prompt_tokens: int = 0  # of prompt_tokens, served from the provider's prompt cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +184,7 @@ class UsageTotals:
     prompt_tokens: int
     completion_tokens: int
     cost: float
+    cached_prompt_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:

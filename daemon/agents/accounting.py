@@ -48,6 +48,7 @@ class Tally:
     cost: float = 0.0
     model_seconds: float = 0.0  # inside gateway calls
     seconds: float = 0.0        # wall time
+    cached_prompt_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
 
     @property
     def tokens(self) -> int:
@@ -61,11 +62,13 @@ class Tally:
         self.calls += 1
         self.prompt_tokens += completion.usage.prompt_tokens
         self.completion_tokens += completion.usage.completion_tokens
+        self.cached_prompt_tokens += completion.usage.cached_prompt_tokens
         self.cost += completion.usage.cost
         self.model_seconds += seconds
 
     def merge(self, other: Tally) -> None:
-        for name in ("calls", "prompt_tokens", "completion_tokens", "cost", "model_seconds", "seconds"):
+        for name in ("calls", "prompt_tokens", "completion_tokens", "cost", "model_seconds", "seconds",
+                     "cached_prompt_tokens"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def to_dict(self) -> dict[str, Any]:
@@ -77,7 +80,7 @@ class Tally:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Tally:
         return cls(**{k: data[k] for k in ("calls", "prompt_tokens", "completion_tokens", "cost",
-                                           "model_seconds", "seconds") if k in data})
+                                           "model_seconds", "seconds", "cached_prompt_tokens") if k in data})
 
 
 @dataclass
@@ -142,6 +145,7 @@ class Meter:
         await self._emit(EventKind.USAGE, {
             "model": completion.model, "prompt_tokens": completion.usage.prompt_tokens,
             "completion_tokens": completion.usage.completion_tokens, "cost": completion.usage.cost,
+            "cached_prompt_tokens": completion.usage.cached_prompt_tokens,
             "total_tokens": self.job.tokens, "total_cost": self.job.cost,
             "finish_reason": completion.finish_reason, "max_tokens": max_tokens,
         }, role.name)

@@ -27,6 +27,18 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
     new_files = false           # its edits may change existing files only (default: true)
     ...
 
+    [[steps]]
+    loop = "review"
+    until = "finished"
+    skip_cycle_when = ["unchanged", "addressed"]  # the default: cheap signals that end the loop
+    [[steps.phases]]            # (a) the reviewer's comment, then (b) its fix
+    ...
+    resend_unchanged = false    # a fix that changes nothing is kept, not sent back (default in a review loop)
+
+    [[steps]]
+    phase = "environment"
+    skip_if_empty = "imports"   # no model call when this template field renders empty
+
 A phase's reply is checked for the shape it ``produces`` and sent back with the reason up to
 ``max_retries`` times (``daemon.agents.produce``).
 
@@ -48,6 +60,7 @@ from typing import Any
 
 from daemon.agents.model import (
     DEFAULT_MAX_TOKENS,
+    SKIP_CYCLE_RULES,
     TEMPLATE_FIELDS,
     Chain,
     ChainSet,
@@ -70,8 +83,9 @@ ROLES_FILE = "roles.toml"
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PHASE_KEYS = {"phase", "instructor", "assistant", "template", "produces", "max_turns", "marker", "reflect",
-               "max_questions", "ask_human", "file", "max_retries", "max_tokens", "new_files"}
-_LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases", "without_tests"}
+               "max_questions", "ask_human", "file", "max_retries", "max_tokens", "new_files",
+               "resend_unchanged", "skip_if_empty"}
+_LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases", "without_tests", "skip_cycle_when"}
 _TOOL_KEYS = {"tool"}
 _ROLE_KEYS = {"prompt", "model", "tools"}
 _CHAIN_KEYS = {"name", "description", "steps", "roles", "start", *SCALE_KEYS}  # scale keys: daemon.teams.config
@@ -164,7 +178,8 @@ def _roles(f: _File, data: dict[str, Any]) -> dict[str, Role]:
     return roles
 
 
-def _phase(f: _File, body: dict[str, Any], where: list[str | int]) -> Phase:
+def _phase(f: _File, body: dict[str, Any], where: list[str | int], *, review_fix: bool = False) -> Phase:
+    """One phase; ``review_fix``: it answers a review comment (a later phase of a finished loop)."""
     f.no_unknown_keys(body, _PHASE_KEYS, where, "a phase")
     name = f.expect(body, "phase", str, where)
     produces = f.expect(body, "produces", str, where, "decision", allowed={p.value for p in Produces})
@@ -183,6 +198,9 @@ def _phase(f: _File, body: dict[str, Any], where: list[str | int]) -> Phase:
         max_retries=_positive(f, body, "max_retries", where, 2, minimum=0),
         max_tokens=_positive(f, body, "max_tokens", where, DEFAULT_MAX_TOKENS[Produces(produces)], minimum=16),
         new_files=f.expect(body, "new_files", bool, where, True),
+        # a fix that keeps the code answers the comment too; the loop's "unchanged" rule then ends it
+        resend_unchanged=f.expect(body, "resend_unchanged", bool, where, not review_fix),
+        skip_if_empty=f.expect(body, "skip_if_empty", str, where, None, allowed=set(TEMPLATE_FIELDS)),
     )
     if not phase.template.strip():
         raise f.error([*where, "template"], f"phase {name!r} has an empty template")
@@ -215,11 +233,17 @@ def _step(f: _File, body: Any, where: list[str | int]) -> Step:
     for i, p in enumerate(phases):
         if not isinstance(p, dict) or "phase" not in p:
             raise f.error([*where, "phases", i], f"loop {name!r}: each entry of 'phases' must be a phase table")
-        inner.append(_phase(f, p, [*where, "phases", i]))
+        inner.append(_phase(f, p, [*where, "phases", i], review_fix=until == Until.FINISHED and i > 0))
+    rules = f.expect(body, "skip_cycle_when", list, where, list(SKIP_CYCLE_RULES) if until == Until.FINISHED else [])
+    unknown = [r for r in rules if r not in SKIP_CYCLE_RULES]
+    if unknown or (rules and until != Until.FINISHED):
+        raise f.error([*where, "skip_cycle_when"], f"skip_cycle_when takes {', '.join(map(repr, SKIP_CYCLE_RULES))} "
+                      f"in an until = \"finished\" loop (got {', '.join(map(repr, unknown or rules))})")
     return Loop(name=name, until=Until(until), phases=tuple(inner),
                 max_cycles=_positive(f, body, "max_cycles", where, 3),
                 stop_word=f.expect(body, "stop_word", str, where, "Finished"),
-                without_tests=f.expect(body, "without_tests", str, where, "skip", allowed={"skip", "run"}))
+                without_tests=f.expect(body, "without_tests", str, where, "skip", allowed={"skip", "run"}),
+                skip_cycle_when=tuple(rules))
 
 
 def _chain(f: _File, roles: dict[str, Role]) -> Chain:

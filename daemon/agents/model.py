@@ -64,7 +64,19 @@ TEMPLATE_FIELDS: dict[str, str] = {
     "edit_format": "how to write code edits",
     "findings_format": "how to write review findings",
     "files": "the files the user selected",
+    "code_map": "the team's files with their definitions, docstrings and options (not their code)",
+    "imports": "modules the code imports from outside the standard library and the project (empty: none)",
 }
+
+# What a phase's ``skip_if_empty`` field being empty means, for the transcript.
+EMPTY_FIELD_MEANS: dict[str, str] = {
+    "imports": "the code imports nothing outside the standard library and its own files",
+    "lint": "the static checks found nothing", "unfinished": "nothing is left unfinished",
+}
+
+# Cheap signals that end a review loop without another model turn (``skip_cycle_when``, see
+# ``daemon.agents.cycles``): the default of every ``until = "finished"`` loop.
+SKIP_CYCLE_RULES = ("unchanged", "addressed")
 
 
 @dataclass(frozen=True)
@@ -91,6 +103,8 @@ class Phase:
     max_retries: int = 2  # replies of the wrong shape are sent back this many times, with the reason
     max_tokens: int | None = None  # the cap of each model call; None: DEFAULT_MAX_TOKENS[produces]
     new_files: bool = True  # code phases: whether the edits may create files (False: existing files only)
+    resend_unchanged: bool = True  # code phases: a reply that changes nothing is sent back (max_retries times)
+    skip_if_empty: str | None = None  # a template field: when it renders empty, the phase is skipped (no call)
 
     @property
     def kind(self) -> str:
@@ -122,6 +136,7 @@ class Loop:
     max_cycles: int = 3
     stop_word: str = "Finished"
     without_tests: str = "skip"  # tests_pass loops when there is nothing to run: "skip" the loop, or "run" it
+    skip_cycle_when: tuple[str, ...] = ()  # finished loops: SKIP_CYCLE_RULES that end the loop before a review
 
     @property
     def kind(self) -> str:

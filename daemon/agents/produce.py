@@ -107,7 +107,7 @@ class Producer:
                 if not phase.new_files:
                     self.refuse_new_files([e.path for e in edits if e.kind != "delete"])
                 changed = apply_edits(scratch, edits)
-                if changed or attempt == phase.max_retries:
+                if changed or attempt == phase.max_retries or not phase.resend_unchanged:
                     break
                 same = ", ".join(dict.fromkeys(e.path for e in edits))
                 reply = await dialogue.correct(f"Your reply leaves {same} exactly as it was: nothing changed. "
@@ -119,7 +119,10 @@ class Producer:
                                       f"{attempt + 1} tries; last problem: {exc}") from None
                 reply = await dialogue.correct(f"Your edits were not applied. {exc}")
         await self.record_state(phase, dialogue.prompt, changed)
-        if not changed:
+        if not changed and not phase.resend_unchanged:
+            await self._say(EventKind.LOG, {"level": "info", "text": f"phase {phase.name!r}: the {phase.assistant} "
+                                            "kept the code as it was"}, phase.assistant)
+        elif not changed:
             warnings.append(f"phase {phase.name!r}: the {phase.assistant}'s edits changed no file after "
                             f"{phase.max_retries + 1} tries")
             await self._say(EventKind.LOG, {"level": "warning", "text": warnings[-1]}, phase.assistant)

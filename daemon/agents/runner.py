@@ -30,12 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.agents.accounting import Meter
 from daemon.agents.checkpoint import CheckpointError, make_checkpoint, restore
+from daemon.agents.cycles import LastReview, seen_review, skip_reason, view_for
 from daemon.agents.dialogue import AskHuman, Dialogue
 from daemon.agents.findings import Finding, lint_findings
 from daemon.agents.hooks import DelegatedPhase, LoopControl
 from daemon.agents.job import JobOutcome, JobSpec, PhaseFailed
 from daemon.agents.loader import ChainError, load_chains
-from daemon.agents.model import Chain, ChainSet, Loop, Phase, Produces, Tool, Until
+from daemon.agents.model import EMPTY_FIELD_MEANS, Chain, ChainSet, Loop, Phase, Produces, Tool, Until
 from daemon.agents.produce import Producer
 from daemon.agents.tools import Tools, report_to_dict
 from daemon.agents.workbench import Workbench
@@ -91,6 +92,7 @@ class _Run:
         self.prior_states: list[CodeState] = []
         self.resume_mark = 0
         self.bench: Workbench | None = None
+        self.last_review: LastReview | None = None  # what the current review loop's reviewer saw and said
 
     async def say(self, kind: EventKind, data: dict[str, Any], role: str | None = None) -> None:
         await self.runner.emit(Event(kind, data, phase=self.phase_name, role=role, job_id=self.spec.job_id))
@@ -223,8 +225,10 @@ class _Run:
                 if plan.cycles == 0:
                     return
                 loop = replace(loop, max_cycles=plan.cycles)
+        self.last_review = None
         for cycle in range(first_cycle, loop.max_cycles + 1):
-            if first_phase == 0 and (await self._loop_done(loop) or await self._nothing_to_test(loop)):
+            if first_phase == 0 and (await self._loop_done(loop) or await self._nothing_to_test(loop)
+                                     or await self._cycle_skipped(loop, cycle)):
                 return
             if cycle == loop.max_cycles:
                 if loop.until is not Until.FINISHED:
@@ -232,13 +236,23 @@ class _Run:
                                                  f"{loop.max_cycles} cycle(s)")
                     await self.say(EventKind.LOG, {"level": "warning", "text": self.outcome.warnings[-1]})
                 return
+            idle = True  # every phase of the cycle was skipped: the next cycle would be the same
             for position in range(first_phase, len(loop.phases)):
                 phase = loop.phases[position]
-                concluded = await self._phase(phase, cycle + 1)
+                self.bench.view = view_for(loop, position, cycle, self.bench, self.last_review)
+                try:
+                    concluded = await self._phase(phase, cycle + 1)
+                finally:
+                    self.bench.view = None
+                idle = idle and self.bench.conclusions.get(phase.name, "").startswith("(skipped: ")
+                if loop.until is Until.FINISHED and position == 0:
+                    self.last_review = seen_review(self.bench, self.bench.conclusions.get(phase.name, ""))
                 if loop.until is Until.FINISHED and position == 0 and self._says_done(loop, phase, concluded):
                     return
                 following = (index, cycle, position + 1) if position + 1 < len(loop.phases) else (index, cycle + 1, 0)
                 await self._checkpoint(following, phase.name)
+            if idle:
+                return
             first_phase = 0
 
     async def _loop_done(self, loop: Loop) -> bool:
@@ -279,6 +293,9 @@ class _Run:
         self.phase_name = phase.name
         self.meter.start_phase(phase.name, cycle)
         await self.say(EventKind.PHASE_STARTED, {"phase": phase.name, **({"cycle": cycle} if cycle else {})})
+        if phase.skip_if_empty and not self.bench.field(phase.skip_if_empty).strip():
+            return await self._skipped(phase, cycle, EMPTY_FIELD_MEANS.get(
+                phase.skip_if_empty, f"{{{phase.skip_if_empty}}} is empty: nothing to do"))
         prompt = self.bench.render(phase.template)
         if self.runner.experience is not None:
             guide = await self.runner.experience.before_phase(self.spec, self.chain, phase, cycle, prompt)

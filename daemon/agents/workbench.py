@@ -17,6 +17,7 @@ from daemon.agents.job import JobSpec
 from daemon.agents.loader import placeholders
 from daemon.agents.model import Chain
 from daemon.agents.placeholders import find_unfinished
+from daemon.agents.scope import View, code_map, diff_since, third_party_imports
 from daemon.workspace.edits import EDIT_FORMAT_HELP
 from daemon.workspace.files import read_for_prompt
 from daemon.workspace.paths import PathOutsideWorkspace, confine
@@ -68,6 +69,7 @@ class Workbench:
         self.lint: list[Any] = []      # LintIssue
         self.unfinished_text = ""
         self.left_out: list[str] = []
+        self.view: View | None = None  # set by the runner for each phase of a loop (daemon.agents.scope)
 
     # -- files --------------------------------------------------------------------------
     def read(self, path: str) -> str | None:
@@ -90,6 +92,10 @@ class Workbench:
         if self.scratch is None:
             return []
         return [e.path for e in self.scratch.proposed_change().edits if e.after is not None]
+
+    def snapshot(self) -> dict[str, str]:
+        """The team's files as they are now (the changed ones; new software: every file)."""
+        return {p: t for p in self.changed_files() if (t := self.read(p)) is not None}
 
     def focus_files(self) -> list[str]:
         """What the user pointed at, what the team changed, and files named by failing tests."""
@@ -126,7 +132,7 @@ class Workbench:
                   "lint": lambda: render_lint(self.lint), "code": self.code, "diff": self.diff,
                   "target": self.target, "context": lambda: self.context_text or self.code(),
                   "test_report": self.test_summary, "test_failures": self.test_failures,
-                  "unfinished": self.unfinished}
+                  "unfinished": self.unfinished, "code_map": self.code_map, "imports": self.imports}
         return simple[name]()
 
     def edit_format(self) -> str:
@@ -161,7 +167,13 @@ class Workbench:
 
     def code(self) -> str:
         """New software: every file. A repository: the focus files first (selected, changed, named
-        by failing tests), then the files most relevant to the task and the failures, in budget."""
+        by failing tests), then the files most relevant to the task and the failures, in budget.
+        Within a loop, what :attr:`view` narrows it to (``daemon.agents.scope``)."""
+        view = self.view
+        if view is not None and view.since is not None:
+            return self._since(view.since)
+        if view is not None and view.focus:
+            return self._focused(view.focus, view.why)
         if self.chain.start == "empty" or self.root is None:
             return self._listing(self.all_files(), fence)
         query = self.spec.task
@@ -170,6 +182,37 @@ class Workbench:
         context = build_context(self.root, query, self.budget_chars // 4, self.focus_files(), line_numbers=False)
         self.left_out = context.left_out
         return context.text
+
+    def _since(self, before: dict[str, str]) -> str:
+        now = self.snapshot()
+        diff = diff_since(before, now)
+        touched = [p for p in now if before.get(p) != now[p]]
+        rest = [p for p in self.all_files() if p not in touched]
+        parts = [f"Changed since your last comment:\n```diff\n{diff.rstrip()}\n```" if diff else
+                 "Nothing changed since your last comment."]
+        if touched:
+            parts.append("The files it touches, as they are now:\n\n" + self._listing(touched, fence))
+        if rest:
+            parts.append(f"Unchanged since you last saw them: {', '.join(rest)}.")
+        return "\n\n".join(parts)
+
+    def _focused(self, focus: list[str], why: str) -> str:
+        files = self.all_files()
+        shown = [p for p in focus if p in files]
+        rest = {p: t for p, t in self.snapshot().items() if p not in shown}  # a repository: the changed ones
+        text = self._listing(shown, fence)
+        if rest:
+            text += (f"\n\nThe other files ({why or 'not needed here'}; ask for one if you need it), "
+                     f"with what they define:\n{code_map(rest)}")
+        return text
+
+    def code_map(self) -> str:
+        """The team's files with their definitions, docstrings and command-line options (not their code)."""
+        return code_map(self.snapshot()) or "(no files yet)"
+
+    def imports(self) -> str:
+        """The modules the code imports from outside the standard library and the project ("" if none)."""
+        return third_party_imports(self.snapshot())
 
     def diff(self) -> str:
         if self.scratch is None:

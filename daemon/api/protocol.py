@@ -210,11 +210,17 @@ class LintRequest(Message):
 class Usage(Message):
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost: float = 0.0
+    cost: float = 0.0  # cached prompt tokens priced at the provider's cached rate
+    cached_prompt_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def cached_note(self) -> str:
+        """What every surface shows beside the tokens: " (1,200 cached)", or "" when nothing was cached."""
+        return f" ({self.cached_prompt_tokens:,} cached)" if self.cached_prompt_tokens else ""
 
 
 @dataclass

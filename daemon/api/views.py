@@ -32,11 +32,12 @@ def job_info(job: Any, *, workspace: str | None, usage: Any = None,
              question: tuple[str, str] | None = None, progress: JobProgress | None = None) -> JobInfo:
     result = job.result if isinstance(job.result, dict) else ({"value": job.result} if job.result else None)
     if usage is not None:
-        totals = Usage(usage.prompt_tokens, usage.completion_tokens, float(usage.cost))
+        totals = Usage(usage.prompt_tokens, usage.completion_tokens, float(usage.cost),
+                       int(getattr(usage, "cached_prompt_tokens", 0)))
     else:
         stored = (result or {}).get("usage") or {}
         totals = Usage(int(stored.get("prompt_tokens", 0)), int(stored.get("completion_tokens", 0)),
-                       float(stored.get("cost", 0.0)))
+                       float(stored.get("cost", 0.0)), int(stored.get("cached_prompt_tokens", 0)))
     return JobInfo(
         id=job.id, kind=cast(JobKind, str(job.kind)), state=job_state(job), priority=job.priority, workspace=workspace,
         request=job.request or {}, result=result, error=job.error, created_at=job.created,

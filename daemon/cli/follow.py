@@ -62,7 +62,8 @@ def print_outcome(job: JobInfo, change: Any, *, applied: Any = None) -> None:
     if applied is not None:
         print(f"applied: {', '.join(applied.files)}")
     usage = job.usage
-    tail = f"{usage.total_tokens:,} tokens, {money(usage.cost)}" if usage.total_tokens else "no model calls"
+    tail = (f"{usage.total_tokens:,} tokens{usage.cached_note}, {money(usage.cost)}" if usage.total_tokens
+            else "no model calls")
     line = f"\n{job.kind} job {job.id[:8]} {job.state} ({tail})"
     if job.error:
         line += f": {job.error}"

@@ -45,7 +45,7 @@ def job_line(job: JobInfo) -> str:
     when = time.strftime("%H:%M:%S", time.localtime(job.created_at or 0))
     tokens = job.usage.total_tokens
     usage = f"{tokens:>7,} tok {money(job.usage.cost):>8}" if tokens else " " * 20
-    return f"{job.id[:8]}  {when}  {job.kind:<6} {job.state:<18} {usage}  {what}"
+    return f"{job.id[:8]}  {when}  {job.kind:<6} {job.state:<18} {usage}  {what}{job.usage.cached_note}"
 
 
 class Progress:

@@ -72,7 +72,7 @@ class EngineExecutor:
     async def _record_usage(self, job_id: str | None, role: str | None, model: str, usage: Any) -> None:
         if self.store is not None:
             await self.store.record_usage(job_id, model, usage.prompt_tokens, usage.completion_tokens,
-                                          usage.cost, role=role)
+                                          usage.cost, role=role, cached_prompt_tokens=usage.cached_prompt_tokens)
 
     async def run(self, job: RunningJob, emit: EventSink, ask_human: AskHuman) -> JobResult:
         from daemon.agents.job import JobSpec

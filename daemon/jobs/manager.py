@@ -371,7 +371,8 @@ class JobManager:
         totals = await self.store.job_usage(job.id)
         if totals.calls:
             result["usage"] = {"calls": totals.calls, "prompt_tokens": totals.prompt_tokens,
-                               "completion_tokens": totals.completion_tokens, "cost": totals.cost}
+                               "completion_tokens": totals.completion_tokens, "cost": totals.cost,
+                               "cached_prompt_tokens": totals.cached_prompt_tokens}
         await self._finish(job.id, job.workspace_id, outcome.status, error=outcome.error, result=result)
 
 

@@ -12,6 +12,7 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    cached_prompt_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache (billed less)
 
     @property
     def total_tokens(self) -> int:

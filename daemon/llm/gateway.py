@@ -45,6 +45,12 @@ _RETRY_AFTER_CAP = 60.0  # a provider asking us to wait longer than this is trea
 DEFAULT_MAX_TOKENS = 4096  # the cap of a call whose caller names none: no call generates without limit
 REPETITION = "repetition"  # the finish reason of a reply cut because it repeated itself
 _LOOP_CHECK_CHARS = 64  # a stream is checked for a loop every this many new characters
+# Providers whose prompt cache needs explicit breakpoints (Anthropic's cache_control, through litellm);
+# OpenAI, DeepSeek and others cache a repeated prefix by themselves. The breakpoints: the system
+# message (role and rules) and the phase's prompt, so a dialogue's later turns and a corrected
+# reply read the shared prefix from the cache.
+_MARKED_CACHE_PROVIDERS = frozenset({"anthropic", "bedrock", "vertex_ai", "openrouter"})
+CACHE_POINTS = ({"location": "message", "role": "system"}, {"location": "message", "index": 1})
 
 
 @dataclass
@@ -104,6 +110,26 @@ def price_unknown_at_zero(litellm: Any, model: str) -> bool:
                                         "cache_creation_input_token_cost": 0.0, "cache_read_input_token_cost": 0.0,
                                         "litellm_provider": provider if name else "openai", "mode": "chat"}})
         return True
+
+
+def cache_points(litellm: Any, model: str) -> list[dict[str, Any]] | None:
+    """The prompt-cache breakpoints to ask litellm for with ``model``, or None where the provider
+    needs none or has no prompt cache."""
+    if model.partition("/")[0] not in _MARKED_CACHE_PROVIDERS:
+        return None
+    try:
+        return [dict(p) for p in CACHE_POINTS] if litellm.utils.supports_prompt_caching(model=model) else None
+    except Exception:  # an unknown model: no cache marks (a request without them is always valid)
+        return None
+
+
+def usage_of(u: Any) -> Usage:
+    """Tokens from a litellm usage object, with the prompt tokens read from the provider's cache
+    (OpenAI's ``prompt_tokens_details.cached_tokens``, Anthropic's ``cache_read_input_tokens``)."""
+    details = getattr(u, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(u, "cache_read_input_tokens", None) or 0
+    return Usage(getattr(u, "prompt_tokens", 0) or 0, getattr(u, "completion_tokens", 0) or 0,
+                 cached_prompt_tokens=int(cached) if isinstance(cached, int | float) else 0)
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -199,6 +225,9 @@ class Gateway:
         if temperature is not None:
             kwargs["temperature"] = temperature
         kwargs["max_tokens"] = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
+        points = cache_points(litellm, name)
+        if points and len(messages) > 1:
+            kwargs["cache_control_injection_points"] = points
 
         started = time.monotonic()
         attempts = 0
@@ -250,8 +279,7 @@ class Gateway:
                 finish = choice.finish_reason
             except (AttributeError, IndexError, TypeError) as exc:
                 raise LLMBadResponse(f"reply has no choices/message: {str(response)[:200]}") from exc
-            u = getattr(response, "usage", None)
-            usage = Usage(getattr(u, "prompt_tokens", 0) or 0, getattr(u, "completion_tokens", 0) or 0)
+            usage = usage_of(getattr(response, "usage", None))
             if not usage.total_tokens:
                 usage = self._estimate(litellm, kwargs, text)
             if stop_on_repetition:
@@ -267,7 +295,7 @@ class Gateway:
         async for chunk in response:
             u = getattr(chunk, "usage", None)
             if u is not None and getattr(u, "total_tokens", None):
-                usage = Usage(u.prompt_tokens or 0, u.completion_tokens or 0)
+                usage = usage_of(u)
             if not getattr(chunk, "choices", None):
                 continue
             choice = chunk.choices[0]
@@ -309,10 +337,12 @@ class Gateway:
 
     @staticmethod
     def _price(litellm: Any, model: str, usage: Usage) -> float:
-        """Dollars for this call from litellm's bundled price list; 0 for local or unpriced models."""
+        """Dollars for this call from litellm's bundled price list (cached prompt tokens at the cached
+        rate); 0 for local or unpriced models."""
         try:
             prompt_cost, completion_cost = litellm.cost_per_token(
-                model=model, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
+                model=model, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                cache_read_input_tokens=usage.cached_prompt_tokens,  # priced at the provider's cached rate
             )
             return float(prompt_cost + completion_cost)
         except Exception:

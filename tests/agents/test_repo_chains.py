@@ -4,6 +4,7 @@ own model; and a review loop stops only when the reviewer really says it is fini
 from __future__ import annotations
 
 from daemon.agents.job import JobSpec
+from daemon.events import EventKind
 from tests.agents.conftest import write_tree
 from tests.agents.test_bad_output import script_change
 from tests.agents.test_change_chain import CODE, REPO, TASK
@@ -59,5 +60,7 @@ async def test_a_comment_that_mentions_finished_without_the_marker_does_not_stop
     script_change(fake_llm, CODE, MODIFY)
     outcome = await make_runner().run(JobSpec(chain="change", task=TASK, workspace=repo))
     assert outcome.status == "succeeded", outcome.error
-    assert recorder.phases_finished() == ["plan", "code", "review_comment", "review_modify", "review_comment"]
+    # the comment was acted on; then the fix, lint and tests decided, without another review turn
+    assert recorder.phases_finished() == ["plan", "code", "review_comment", "review_modify"]
+    assert any("the tests pass" in e.data.get("reason", "") for e in recorder.of(EventKind.LOG))
     assert "+    if times < 1:" in outcome.change.diff

@@ -20,9 +20,13 @@ def sse(payload: dict[str, Any] | str) -> bytes:
     return f"data: {data}\n\n".encode()
 
 
-def usage(recorded: RecordedRequest) -> dict[str, int]:
+def usage(recorded: RecordedRequest) -> dict[str, Any]:
     prompt, completion = recorded.prompt_tokens, estimate_tokens(recorded.reply or "")
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    out: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                           "total_tokens": prompt + completion}
+    if recorded.cached_tokens:  # as OpenAI reports a prompt-cache hit (part of prompt_tokens)
+        out["prompt_tokens_details"] = {"cached_tokens": recorded.cached_tokens}
+    return out
 
 
 def envelope(recorded: RecordedRequest, kind: str) -> dict[str, Any]:

@@ -54,6 +54,7 @@ class RecordedRequest:
     number: int = 0  # 1 for the first request the server received
     aborted: bool = False  # the client hung up before the answer (e.g. its task was cancelled)
     finish_reason: str = "stop"  # "length" when the reply was cut at the request's max_tokens
+    cached_tokens: int = 0  # with the prompt cache on: the prompt tokens of the prefix seen before
 
     def cap(self) -> None:
         """Cut the reply at the request's ``max_tokens`` (in the fake's tokens), as a real server does."""
@@ -111,6 +112,17 @@ def _same_model(wanted: str | None, received: str) -> bool:
     return wanted is None or wanted in (received, f"openai/{received}")
 
 
+def _shared_prefix_tokens(request: RecordedRequest, earlier: RecordedRequest) -> int:
+    """Tokens of the leading messages ``request`` shares, whole and in order, with ``earlier``: what a
+    provider's prompt cache would serve (the fake caches whole messages, not partial ones)."""
+    tokens = 0
+    for mine, theirs in zip(request.messages, earlier.messages, strict=False):
+        if mine.get("role") != theirs.get("role") or message_text(mine) != message_text(theirs):
+            break
+        tokens += estimate_tokens(message_text(mine))
+    return tokens
+
+
 @dataclass
 class Rule:
     """Answer `reply` to requests whose system prompt / last user message / model match."""
@@ -154,6 +166,7 @@ class Script:
     else `default_reply`."""
 
     default_reply: Reply = "OK"
+    prompt_cache: bool = False  # report the tokens of the leading messages a request shares with an earlier one
     rules: list[Rule] = field(default_factory=list)
     queue: deque[Reply] = field(default_factory=deque)
     faults: list[Fault] = field(default_factory=list)
@@ -175,6 +188,9 @@ class Script:
 
     def record(self, request: RecordedRequest) -> None:
         with self._lock:
+            if self.prompt_cache:
+                request.cached_tokens = max((_shared_prefix_tokens(request, earlier) for earlier in self.requests
+                                             if earlier.model == request.model), default=0)
             self.requests.append(request)
             request.number = len(self.requests)
 

@@ -26,6 +26,8 @@ Faults go first, in the order queued, each for `times` requests (optionally only
     llm.fail_next("null_content")                # 200, a choice whose `content` is null (no text)
 
 A reply longer than the request's `max_tokens` is cut there, with `finish_reason: "length"`.
+`FakeLLM(prompt_cache=True)` reports, as OpenAI does (`usage.prompt_tokens_details.cached_tokens`),
+the tokens of the leading messages a request shares with an earlier one for the same model.
 
 `llm.latency = 0.2` delays every answer; a client that hangs up meanwhile is recorded
 (`llm.aborted`, `RecordedRequest.aborted`). Token usage is `estimate_tokens` (ceil(chars / 4)) of
@@ -91,8 +93,9 @@ class FakeLLM:
         host: str = "127.0.0.1",
         port: int = 0,
         record_path: Path | str | None = None,
+        prompt_cache: bool = False,
     ) -> None:
-        self.script = Script(default_reply=default_reply)
+        self.script = Script(default_reply=default_reply, prompt_cache=prompt_cache)
         self.model = model
         self.latency = latency
         self.host = host

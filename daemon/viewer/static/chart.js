@@ -24,13 +24,13 @@ export class UsageChart {
     if (this.t0 === null && event.at) this.t0 = event.at;
     if (event.kind !== "usage") return;
     const data = event.data || {};
-    const last = this.points[this.points.length - 1] || { tokens: 0, cost: 0 };
+    const last = this.points[this.points.length - 1] || { tokens: 0, cost: 0, cached: 0 };
     const step = (data.prompt_tokens || 0) + (data.completion_tokens || 0);
     this.points.push({
       t: Math.max(0, (event.at || this.t0 || 0) - (this.t0 || event.at || 0)),
       tokens: typeof data.total_tokens === "number" ? data.total_tokens : last.tokens + step,
       cost: typeof data.total_cost === "number" ? data.total_cost : last.cost + (data.cost || 0),
-      step, role: event.role, model: data.model,
+      step, role: event.role, model: data.model, cached: (last.cached || 0) + (data.cached_prompt_tokens || 0),
     });
     this.render();
   }
@@ -38,7 +38,8 @@ export class UsageChart {
   render() {
     const points = this.points;
     const last = points[points.length - 1] || { tokens: 0, cost: 0, t: 0 };
-    this.totals.textContent = `${fmtInt(last.tokens)} tokens · ${fmtCost(last.cost)} · ${points.length} call(s)`;
+    const cached = last.cached ? ` (${fmtInt(last.cached)} cached)` : "";
+    this.totals.textContent = `${fmtInt(last.tokens)} tokens${cached} · ${fmtCost(last.cost)} · ${points.length} call(s)`;
     if (!points.length) {
       this.root.replaceChildren(h("p", { class: "placeholder", text: "No model calls yet." }));
       return;

@@ -19,7 +19,8 @@ export function renderJobList(list, jobs, selectedId, onSelect) {
         h("span", { class: "when", text: fmtWhen(job.created_at) })),
       h("div", { class: "job-prompt", text: jobTitle(job) }),
       h("div", { class: "job-meta", text: `${job.id.slice(0, 8)} · ${job.state.replaceAll("_", " ")}` +
-        (tokens ? ` · ${fmtInt(tokens)} tok` : "") }));
+        (tokens ? ` · ${fmtInt(tokens)} tok` : "") +
+        (usage.cached_prompt_tokens ? ` (${fmtInt(usage.cached_prompt_tokens)} cached)` : "") }));
     link.addEventListener("click", (event) => {
       if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
       event.preventDefault();

@@ -227,6 +227,7 @@ export interface PhaseFinishedData {
   tokens?: number;
   prompt_tokens?: number;
   completion_tokens?: number;
+  cached_prompt_tokens?: number;
   cost?: number;
   seconds?: number;
   model_seconds?: number | null;
@@ -261,6 +262,7 @@ export interface ResultUsage {
   calls?: number;
   prompt_tokens?: number;
   completion_tokens?: number;
+  cached_prompt_tokens?: number;
   cost?: number;
 }
 
@@ -326,6 +328,7 @@ export interface Usage {
   prompt_tokens?: number;
   completion_tokens?: number;
   cost?: number;
+  cached_prompt_tokens?: number;
 }
 
 export interface UsageData {
@@ -333,6 +336,7 @@ export interface UsageData {
   prompt_tokens?: number;
   completion_tokens?: number;
   cost?: number;
+  cached_prompt_tokens?: number;
   total_tokens?: number | null;
   total_cost?: number | null;
   finish_reason?: string | null;
