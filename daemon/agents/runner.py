@@ -275,6 +275,17 @@ class _Run:
                                        "skipped": loop.name, "reason": str(report.summary())})
         return True
 
+    async def _cycle_skipped(self, loop: Loop, cycle: int) -> bool:
+        """A review cycle that cheap signals decide (``skip_cycle_when``): the loop ends, and says why."""
+        if self.last_review is None or not loop.skip_cycle_when or self.bench is None:
+            return False
+        reason = await skip_reason(loop.skip_cycle_when, self.last_review, self.bench, self.tools)
+        if reason is None:
+            return False
+        await self.say(EventKind.LOG, {"level": "info", "text": f"loop {loop.name!r} cycle {cycle + 1} skipped: "
+                                       f"{reason}", "skipped": loop.name, "reason": reason})
+        return True
+
     def _unmet(self, loop: Loop) -> str:
         return "the tests still fail" if loop.until is Until.TESTS_PASS else "placeholders remain"
 
@@ -325,7 +336,8 @@ class _Run:
         await self.say(EventKind.PHASE_FINISHED, {
             "phase": phase.name, **({"cycle": cycle} if cycle else {}), "conclusion": product.conclusion,
             "tokens": tally.tokens, "prompt_tokens": tally.prompt_tokens,
-            "completion_tokens": tally.completion_tokens, "cost": tally.cost, "seconds": round(tally.seconds, 4),
+            "completion_tokens": tally.completion_tokens, "cached_prompt_tokens": tally.cached_prompt_tokens,
+            "cost": tally.cost, "seconds": round(tally.seconds, 4),
             "model_seconds": round(tally.model_seconds, 4), "engine_seconds": round(tally.engine_seconds, 4),
             "calls": tally.calls, "turns": len(dialogue.transcript), "files": product.changed,
         })
