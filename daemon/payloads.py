@@ -304,6 +304,7 @@ class JobProgress(msgspec.Struct, kw_only=True, frozen=True):
     role: str | None = None  # the role speaking or calling the model last
     phases_done: int = 0
     tokens: int = 0  # prompt + completion tokens so far
+    cached_tokens: int = 0  # of the prompt tokens, read from the provider's prompt cache
     cost: float = 0.0
     question: PendingQuestion | None = None  # what the team is waiting for a person to answer
     change_id: str | None = None  # the change the job proposed

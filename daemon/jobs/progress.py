@@ -40,7 +40,7 @@ def advance(progress: JobProgress, kind: str, data: Any, *, phase: str | None = 
         changes["phases_done"] = progress.phases_done + 1
     elif isinstance(body, UsageData):
         changes.update(tokens=progress.tokens + body.tokens, cost=progress.cost + body.cost,
-                       role=role or progress.role)
+                       cached_tokens=progress.cached_tokens + body.cached_prompt_tokens, role=role or progress.role)
     elif isinstance(body, MessageData) and role and role != HUMAN:
         changes["role"] = role
     elif isinstance(body, QuestionData) and body.for_person:

@@ -33,9 +33,11 @@ def test_data_of_the_wrong_type_is_refused_naming_the_field() -> None:
 def test_progress_follows_phase_role_tokens_and_the_pending_question() -> None:
     p = advance(JobProgress(), "job_state", {"state": "running"})
     p = advance(p, "phase_started", {"phase": "coding"}, phase="coding", role="programmer")
-    p = advance(p, "usage", {"prompt_tokens": 10, "completion_tokens": 5, "cost": 0.5}, role="programmer")
+    p = advance(p, "usage", {"prompt_tokens": 10, "completion_tokens": 5, "cost": 0.5, "cached_prompt_tokens": 8},
+                role="programmer")
     p = advance(p, "usage", {"prompt_tokens": 1, "completion_tokens": 1, "cost": 0.25}, role="reviewer")
     assert (p.state, p.phase, p.role, p.tokens, p.cost) == ("running", "coding", "reviewer", 17, 0.75)
+    assert p.cached_tokens == 8
     asked = advance(p, "question", {"question_id": "q1", "text": "Which database?", "to": "human"})
     assert asked.question is not None and asked.question.text == "Which database?"
     assert advance(asked, "question", {"question_id": "q2", "text": "?", "to": "instructor"}).question == asked.question

@@ -24,13 +24,11 @@ export class UsageChart {
     if (this.t0 === null && event.at) this.t0 = event.at;
     if (event.kind !== "usage") return;
     const data = event.data || {};
-    const last = this.points[this.points.length - 1] || { tokens: 0, cost: 0, cached: 0 };
-    const step = (data.prompt_tokens || 0) + (data.completion_tokens || 0);
+    const progress = event.progress || {};  // the job's totals after this call, as the daemon counted them
     this.points.push({
       t: Math.max(0, (event.at || this.t0 || 0) - (this.t0 || event.at || 0)),
-      tokens: typeof data.total_tokens === "number" ? data.total_tokens : last.tokens + step,
-      cost: typeof data.total_cost === "number" ? data.total_cost : last.cost + (data.cost || 0),
-      step, role: event.role, model: data.model, cached: (last.cached || 0) + (data.cached_prompt_tokens || 0),
+      tokens: progress.tokens || 0, cost: progress.cost || 0, cached: progress.cached_tokens || 0,
+      step: (data.prompt_tokens || 0) + (data.completion_tokens || 0), role: event.role, model: data.model,
     });
     this.render();
   }

@@ -160,6 +160,7 @@ export interface JobProgress {
   role?: string | null;
   phases_done?: number;
   tokens?: number;
+  cached_tokens?: number;
   cost?: number;
   question?: PendingQuestion | null;
   change_id?: string | null;
