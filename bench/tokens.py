@@ -6,12 +6,16 @@ pytest tests, which pass); asked for a code review it accepts the code in plain 
 this code ..."), without Troupe's ``<INFO> Finished`` marker, as many models do; asked for bugs in
 the findings format it answers ``NONE``; decisions end with an ``<INFO>`` line; requirements.txt
 is an empty block, README.md a short file. Real engine, gateway, litellm, HTTP and pytest in the
-sandbox. Tokens are as the fake counts them (ceil(chars / 4) of every message).
+sandbox. Tokens are as the fake counts them (ceil(chars / 4) of every message); "cached" is what
+the fake's prompt cache (``FakeLLM(prompt_cache=True)``: leading messages identical to an earlier
+request's) would serve. ``--revising-fixes``: a fix returns the program with one function
+changed, so the comment counts as addressed and the tests decide.
 
 The build chain runs on five small CLI tasks; the change chain asks for a change to the program
 in a repository; the review chain reviews its ``app.py``.
 
-    LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python bench/tokens.py [--chains build,change,review]
+    LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python bench/tokens.py [--chains build,change,review] \
+        [--revising-fixes]
 """
 
 from __future__ import annotations
@@ -161,11 +165,12 @@ def test_main_prints_the_word_count(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == "3"
 '''
 PROGRAM = f"```python app.py\n{APP}```\n\n```python tests/test_app.py\n{TESTS}```"
+REVISED = PROGRAM.replace('holds."""\n    return len(words', 'holds (0 for "")."""\n    return len(words')
 README = "```markdown README.md\n# Text statistics\n\nCounts words, lines and characters of a file.\n\n" \
          "    python app.py notes.txt --lines\n```"
 
 
-def generic_reply(body: dict[str, Any]) -> str:
+def generic_reply(body: dict[str, Any], revising: bool = False) -> str:
     """What the generic fake answers, from the request's text alone (see the module docstring)."""
     texts = [message_text(m) for m in body["messages"] if m.get("role") == "user"]
     asked, first = texts[-1], texts[0]
@@ -176,7 +181,8 @@ def generic_reply(body: dict[str, Any]) -> str:
     if "Find the bugs" in first:
         return "NONE"
     if "How to edit files" in first or "code block" in first or "send the file again" in asked:
-        return PROGRAM
+        fix = "comment" in first or "tests fail" in first
+        return REVISED if revising and fix else PROGRAM
     if "most important problem" in first:
         return "I accept this code: it does what the user asked, and I see nothing important to fix."
     if "<INFO>" in first:
@@ -207,9 +213,9 @@ def repository(folder: Path) -> Path:
     return folder
 
 
-async def measure(chains: list[str]) -> dict[str, list[tuple[list[dict], Any]]]:
+async def measure(chains: list[str], revising: bool) -> dict[str, list[tuple[list[dict], Any]]]:
     results: dict[str, list[tuple[list[dict], Any]]] = {}
-    async with FakeLLM(default_reply=generic_reply) as llm:
+    async with FakeLLM(default_reply=lambda body: generic_reply(body, revising), prompt_cache=True) as llm:
         with tempfile.TemporaryDirectory() as folder:
             repo = repository(Path(folder) / "repo")
             specs = {"build": [JobSpec(chain="build", task=t) for t in TASKS],
@@ -223,25 +229,29 @@ async def measure(chains: list[str]) -> dict[str, list[tuple[list[dict], Any]]]:
 def print_chain(chain: str, runs: list[tuple[list[dict], Any]]) -> None:
     phases, _ = runs[0]
     print(f"\n## {chain} chain ({len(runs)} task(s); phases of the first)\n")
-    print("| phase | calls | prompt tokens | completion tokens |\n|---|---|---|---|")
+    print("| phase | calls | prompt tokens | cached | completion tokens |\n|---|---|---|---|---|")
     for p in phases:
         label = f"{p['phase']}#{p['cycle']}" if p.get("cycle") else p["phase"]
         if p.get("skipped"):
             label += f" (skipped: {p['skipped']})"
-        print(f"| {label} | {p.get('calls', 0)} | {p.get('prompt_tokens', 0)} | {p.get('completion_tokens', 0)} |")
+        print(f"| {label} | {p.get('calls', 0)} | {p.get('prompt_tokens', 0)} | {p.get('cached_prompt_tokens', 0)} "
+              f"| {p.get('completion_tokens', 0)} |")
     prompt = [o.usage.prompt_tokens for _, o in runs]
     completion = [o.usage.completion_tokens for _, o in runs]
     calls = [o.usage.calls for _, o in runs]
-    print(f"\nper task: prompt tokens {min(prompt)}-{max(prompt)} (median {statistics.median(prompt):.0f}), "
-          f"completion tokens {min(completion)}-{max(completion)}, calls {min(calls)}-{max(calls)}")
+    cached = [o.usage.cached_prompt_tokens for _, o in runs]
+    print(f"\nper task: prompt tokens {min(prompt)}-{max(prompt)} (median {statistics.median(prompt):.0f}; "
+          f"cached {min(cached)}-{max(cached)}), completion tokens {min(completion)}-{max(completion)}, "
+          f"calls {min(calls)}-{max(calls)}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chains", default="build,change,review", help="comma-separated (default: all three)")
+    parser.add_argument("--revising-fixes", action="store_true", help="a fix changes the program (one docstring)")
     args = parser.parse_args()
     import_litellm()
-    results = asyncio.run(measure(args.chains.split(",")))
+    results = asyncio.run(measure(args.chains.split(","), args.revising_fixes))
     for chain, runs in results.items():
         print_chain(chain, runs)
 
