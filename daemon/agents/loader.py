@@ -6,7 +6,7 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
     description = "Answer a question about the code, citing files and lines."
 
     [[steps]]
-    tool = "context"
+    tool = "context"            # or tests, doctests (the files' docstring examples), static_check
 
     [[steps]]
     phase = "answer"

@@ -44,7 +44,8 @@ class Until(StrEnum):
 
 
 class ToolName(StrEnum):
-    TESTS = "tests"                # run the project's tests: fills {test_report} and {test_failures}
+    TESTS = "tests"                # the project's tests and the docstring examples: {test_report}, {test_failures}
+    DOCTESTS = "doctests"          # only the docstring examples of the files in focus: fills {examples}
     STATIC_CHECK = "static_check"  # ruff and friends: fills {lint}, adds lint findings
     CONTEXT = "context"            # repository map + relevant files: fills {context}
 
@@ -64,6 +65,9 @@ TEMPLATE_FIELDS: dict[str, str] = {
     "edit_format": "how to write code edits",
     "findings_format": "how to write review findings",
     "files": "the files the user selected",
+    "examples": "the docstring examples that fail, what each returned against what it expects (empty: none)",
+    "other_files": "the repository's files besides the ones the user named (empty: there are none)",
+    "to_rewrite": "the files whose docstring examples fail, without those functions' bodies (empty: none fail)",
     "code_map": "the team's files with their definitions, docstrings and options (not their code)",
     "imports": "modules the code imports from outside the standard library and the project (empty: none)",
 }
@@ -72,6 +76,8 @@ TEMPLATE_FIELDS: dict[str, str] = {
 EMPTY_FIELD_MEANS: dict[str, str] = {
     "imports": "the code imports nothing outside the standard library and its own files",
     "lint": "the static checks found nothing", "unfinished": "nothing is left unfinished",
+    "other_files": "the repository holds only the files the user named",
+    "to_rewrite": "no docstring example fails",
 }
 
 # Cheap signals that end a review loop without another model turn (``skip_cycle_when``, see

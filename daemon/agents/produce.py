@@ -34,11 +34,13 @@ from daemon.agents.shapes import (
     copied_placeholder,
     cut_at_cap,
     document_problem,
+    python_problem,
     says_nothing_needed,
     without_stdlib,
 )
 from daemon.agents.workbench import Workbench
 from daemon.events import EventKind
+from daemon.workspace.doctests import example_failures
 from daemon.workspace.edits import (
     EDIT_FORMAT_HELP,
     EditApplyError,
@@ -103,6 +105,10 @@ class Producer:
                 if copied:
                     raise EditParseError(f"your edit of {edits[0].path} holds the words {copied} from the format "
                                          "instead of real code. Write the file's real lines.")
+                broken = next((p for e in edits if e.kind == "whole"
+                               and (p := python_problem(e.path, e.content, self.bench.read(e.path)))), None)
+                if broken:
+                    raise EditParseError(broken)
                 self.confine_to_user_tree([e.path for e in edits])
                 if not phase.new_files:
                     self.refuse_new_files([e.path for e in edits if e.kind != "delete"])
@@ -110,8 +116,10 @@ class Producer:
                 if changed or attempt == phase.max_retries or not phase.resend_unchanged:
                     break
                 same = ", ".join(dict.fromkeys(e.path for e in edits))
+                failing = example_failures(self.bench.examples)  # what is wrong, when the examples show it
                 reply = await dialogue.correct(f"Your reply leaves {same} exactly as it was: nothing changed. "
-                                               "Change the lines that are wrong, and send the file again.")
+                                               "Change the lines that are wrong, and send the file again."
+                                               + (f"\n\n{failing}" if failing else ""))
                 continue
             except (EditParseError, EditApplyError, PathOutsideWorkspace, NotEditable) as exc:
                 if attempt == phase.max_retries:

@@ -169,6 +169,12 @@ class _Run:
         if scratch is not None and out.status == "succeeded":  # a failed job's edits stay in its checkpoint
             change = scratch.proposed_change()
             out.change = None if change.empty else change
+            asked = any(isinstance(s, Phase) and s.produces is Produces.CODE for s in self.chain.steps)
+            if out.change is None and asked:
+                # the job was asked for a change (a code phase of its own, not a fix loop): none is no success
+                out.status = "failed"
+                out.error = ("no change: the team's edits left every file as it was; ask again with more detail "
+                             "(what is wrong, where)")
         last = [p for p in self.chain.phases() if p.name in bench.conclusions]
         answers = [p for p in last if p.produces in (Produces.ANSWER, Produces.TEST_REPORT)]
         tested = any(isinstance(s, Loop) and s.until is Until.TESTS_PASS for s in self.chain.steps)
@@ -242,6 +248,11 @@ class _Run:
                 self.bench.view = view_for(loop, position, cycle, self.bench, self.last_review)
                 try:
                     concluded = await self._phase(phase, cycle + 1)
+                except PhaseFailed as exc:
+                    if loop.until is not Until.TESTS_PASS:
+                        raise
+                    await self._attempt_failed(loop, exc)  # a fix attempt: the change so far still stands
+                    return
                 finally:
                     self.bench.view = None
                 idle = idle and self.bench.conclusions.get(phase.name, "").startswith("(skipped: ")
@@ -254,6 +265,14 @@ class _Run:
             if idle:
                 return
             first_phase = 0
+
+    async def _attempt_failed(self, loop: Loop, exc: PhaseFailed) -> None:
+        """A phase of a test loop whose reply could not be used ends the loop, not the job."""
+        if self.meter.phase is not None:
+            self.meter.end_phase()
+        self.phase_name = None
+        self.outcome.warnings.append(f"loop {loop.name!r} stopped: {exc}")
+        await self.say(EventKind.LOG, {"level": "warning", "text": self.outcome.warnings[-1]})
 
     async def _loop_done(self, loop: Loop) -> bool:
         assert self.bench is not None

@@ -103,3 +103,47 @@ def answer_problem(answer: str) -> str | None:
         return (f"Your reply ({answer.strip()[:80]!r}) does not answer the question in words. Answer it in a "
                 "full sentence, then name the file and lines it comes from.")
     return None
+
+
+def python_problem(path: str, text: str, before: str | None) -> str | None:
+    """Why a whole Python file from a reply is not Python (a sentence copied into the block, a cut
+    line), when the file it replaces was; None when it parses, or when it is not Python."""
+    import ast
+
+    if not path.endswith(".py"):
+        return None
+    for old in ([before] if before is not None else []):
+        try:
+            ast.parse(old)
+        except (SyntaxError, ValueError):
+            return None  # it was not valid before either: the model may be mid-way through a fix
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return (f"your {path} is not valid Python (line {exc.lineno}: {exc.msg}). Reply with the whole corrected "
+                f"{path} again: only its Python lines inside the code block, no words.")
+    except ValueError as exc:
+        return f"your {path} is not valid Python ({exc}). Reply with the whole corrected {path} again."
+    emptied = sorted(_stubs(text) & _stubs(before or "", bodies=True))  # functions that had code
+    if emptied:
+        return (f"your {path} leaves {', '.join(emptied)} without code: only a docstring (or pass, ...). Write the "
+                f"code of its body, so it does what its docstring says, and send the whole {path} again.")
+    return None
+
+
+def _stubs(text: str, *, bodies: bool = False) -> set[str]:
+    """The functions of ``text`` whose body is only a docstring, ``pass`` or ``...`` (``bodies``: the
+    functions whose body is more than that)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and bodies != all(
+                isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+                for s in node.body):
+            found.add(node.name)
+    return found

@@ -16,7 +16,7 @@ from typing import Any
 
 from daemon.agents.workbench import Workbench
 from daemon.events import EventKind
-from daemon.workspace import repomap, testing
+from daemon.workspace import doctests, repomap, testing
 from daemon.workspace.scratch import Scratch
 
 TEST_TIMEOUT = 300.0
@@ -42,7 +42,8 @@ class Tools:
         self._tested: list[tuple[str, str]] | None = None  # the code the last test run saw
 
     async def run(self, name: str) -> None:
-        await {"tests": self.tests, "static_check": self.static_check, "context": self.context}[name]()
+        await {"tests": self.tests, "doctests": self.doctests, "static_check": self.static_check,
+               "context": self.context}[name]()
 
     async def tests(self) -> Any:
         """Run the tests; the code as at the last run keeps that run's report (a skip rule ran them)."""
@@ -53,23 +54,39 @@ class Tools:
         self._tested = state
         return report
 
-    async def _run_tests(self) -> Any:
+    async def doctests(self) -> Any:
+        """Only the docstring examples of the files in focus: a review's evidence, a change's first look."""
+        return await self._run_tests(examples_only=True)
+
+    async def _run_tests(self, examples_only: bool = False) -> Any:
+        """The project's tests and the docstring examples of the files in focus and changed
+        (``daemon.workspace.doctests``), as one report."""
         started = time.monotonic()
         scratch, temporary = self.bench.scratch, None
+        files = [*self.bench.review_files(), *self.bench.changed_files()]
+        if examples_only and (self.bench.root is None or not doctests.doctest_files(self.bench.root, files)):
+            self.bench.examples = None  # nothing to run, nothing to say: no copy of the repository either
+            return None
         if scratch is None:  # a read-only chain: the tests still never run in the user's own tree
             if self.bench.spec.workspace is None:
                 raise RuntimeError("the tests need a workspace; none was given")
             scratch = temporary = await asyncio.to_thread(Scratch.from_repo, Path(self.bench.spec.workspace))
         try:
-            report = await testing.run_tests(scratch.root, self.test_command, timeout=TEST_TIMEOUT)
+            examples = await doctests.run_doctests(scratch.root, files)
+            report = examples if examples_only else doctests.merged(
+                await testing.run_tests(scratch.root, self.test_command, timeout=TEST_TIMEOUT), examples)
         finally:
             if temporary is not None:
                 await asyncio.to_thread(temporary.cleanup)
-        self.bench.test_report = report
+        self.bench.examples = examples
+        if not examples_only:
+            self.bench.test_report = report
         data = report_to_dict(report)
-        assert data is not None
-        await self._say(EventKind.TOOL_RUN, {"tool": "tests", "ok": data["ok"], "summary": data["summary"],
-                                             "passed": data["passed"], "failed": data["failed"],
+        if data is None:  # the files lost their examples meanwhile
+            return None
+        await self._say(EventKind.TOOL_RUN, {"tool": "doctests" if examples_only else "tests", "ok": data["ok"],
+                                             "summary": data["summary"], "passed": data["passed"],
+                                             "failed": data["failed"],
                                              "seconds": round(time.monotonic() - started, 3)}, "tester")
         return report
 

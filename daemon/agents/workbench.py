@@ -18,6 +18,7 @@ from daemon.agents.loader import placeholders
 from daemon.agents.model import Chain
 from daemon.agents.placeholders import find_unfinished
 from daemon.agents.scope import View, code_map, diff_since, third_party_imports
+from daemon.workspace.doctests import example_failures, without_bodies
 from daemon.workspace.edits import EDIT_FORMAT_HELP
 from daemon.workspace.files import read_for_prompt
 from daemon.workspace.paths import PathOutsideWorkspace, confine
@@ -67,6 +68,7 @@ class Workbench:
         self.context_text: str | None = None
         self.test_report: Any = None   # daemon.workspace.testing.TestReport
         self.lint: list[Any] = []      # LintIssue
+        self.examples: Any = None      # the docstring examples' TestReport (daemon.workspace.doctests), if any
         self.unfinished_text = ""
         self.left_out: list[str] = []
         self.view: View | None = None  # set by the runner for each phase of a loop (daemon.agents.scope)
@@ -125,14 +127,20 @@ class Workbench:
         return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: values.get(m.group(1), m.group(0)), template)
 
     def field(self, name: str) -> str:
-        if name in {p.name for p in self.chain.phases()}:
-            return self.conclusions.get(name, "(not decided yet)")
+        """A template field's text; a phase's name stands for its conclusion, unless a field has that
+        name (the change chain's phase ``code`` must not hide ``{code}``, the code itself)."""
         simple = {"task": lambda: self.spec.task, "edit_format": self.edit_format,
                   "findings_format": lambda: FINDINGS_FORMAT, "files": lambda: ", ".join(self.spec.files) or "(none)",
                   "lint": lambda: render_lint(self.lint), "code": self.code, "diff": self.diff,
                   "target": self.target, "context": lambda: self.context_text or self.code(),
                   "test_report": self.test_summary, "test_failures": self.test_failures,
-                  "unfinished": self.unfinished, "code_map": self.code_map, "imports": self.imports}
+                  "unfinished": self.unfinished, "code_map": self.code_map, "imports": self.imports,
+                  "examples": lambda: example_failures(self.examples),
+                  "other_files": lambda: ", ".join(p for p in self.all_files() if p not in self.spec.files),
+                  "to_rewrite": self.to_rewrite}
+        if name not in simple and name in {p.name for p in self.chain.phases()}:
+            conclusion = self.conclusions.get(name, "(not decided yet)")
+            return "" if conclusion.startswith("(skipped: ") else conclusion  # the runner's mark of a skip
         return simple[name]()
 
     def edit_format(self) -> str:
@@ -143,8 +151,23 @@ class Workbench:
         if text is None or len(text.splitlines()) > ONE_FILE_LINES:
             return EDIT_FORMAT_HELP.strip()
         lang = _LANGUAGES.get(Path(focus[0]).suffix, "")
-        return (f"Reply with the whole corrected {focus[0]} in one code block that starts with the line "
-                f"```{lang} {focus[0]} and ends with ```. Write every line of the file, the unchanged ones too.")
+        return f"Reply with the whole corrected {focus[0]} in one ```{lang} block."  # the bare call's words
+
+    def to_rewrite(self) -> str:
+        """The files whose docstring examples fail, each with those functions' bodies left out: what a
+        model writes anew from the docstrings when its repairs do not pass ("" when none fail)."""
+        failing: dict[str, list[int]] = {}
+        for failure in getattr(self.examples, "failures", None) or []:
+            if failure.file and failure.line:
+                failing.setdefault(failure.file, []).append(failure.line)
+        parts = []
+        for path, lines in failing.items():
+            text = self.read(path)
+            outline, names = without_bodies(text, lines) if text is not None else ("", [])
+            if names:
+                lang = _LANGUAGES.get(Path(path).suffix, "")
+                parts.append(f"{path}, without the body of {', '.join(names)}:\n```{lang}\n{outline.rstrip()}\n```")
+        return "\n\n".join(parts)
 
     def _listing(self, paths: list[str], render: Any) -> str:
         parts: list[str] = []
@@ -176,6 +199,9 @@ class Workbench:
             return self._focused(view.focus, view.why)
         if self.chain.start == "empty" or self.root is None:
             return self._listing(self.all_files(), fence)
+        files = self.all_files()
+        if files and set(files) <= set(self.focus_files()):  # every file is in focus: a map adds nothing
+            return self._listing(files, lambda path, text: f"{path}:\n{fence(path, text).replace(' ' + path, '', 1)}")
         query = self.spec.task
         if self.test_report is not None and not self.test_report.ok:
             query += "\n" + self.test_failures()

@@ -140,7 +140,6 @@ async def test_a_document_that_never_comes_is_not_written_and_the_job_says_so(fa
 
 async def test_a_one_file_fix_is_asked_for_the_whole_file_without_examples_to_copy(fake_llm, make_runner, tmp_path):
     repo = write_tree(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
-    fake_llm.add_rule("<INFO> calc.py: return a + b", user="List the files to change")
     fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
     fake_llm.enqueue("```python\n<the complete content of the file>\n```",  # the format's words, copied
                      "```python\ndef add(a, b):\n    return a + b\n```")
@@ -148,10 +147,10 @@ async def test_a_one_file_fix_is_asked_for_the_whole_file_without_examples_to_co
                                               files=["calc.py"]))
     assert outcome.status == "succeeded", outcome.error
     code_prompt = fake_llm.prompts_containing("Make the change.")[0].last_user
-    assert "Reply with the whole corrected calc.py in one code block that starts with the line ```python calc.py" \
-        in code_prompt
+    assert "Reply with the whole corrected calc.py in one ```python block." in code_prompt
     assert "src/app" not in code_prompt and "DELETE" not in code_prompt
-    correction = fake_llm.requests[2].last_user
+    assert not fake_llm.prompts_containing("List the files")  # the user named the only file: no plan
+    correction = fake_llm.requests[1].last_user
     assert "holds the words <the complete content of the file> from the format instead of real code" in correction
     assert "+    return a + b" in outcome.change.diff
 
@@ -159,11 +158,10 @@ async def test_a_one_file_fix_is_asked_for_the_whole_file_without_examples_to_co
 async def test_code_that_changes_nothing_is_sent_back(fake_llm, make_runner, tmp_path):
     buggy = "def add(a, b):\n    return a - b\n"
     repo = write_tree(tmp_path / "repo", {"calc.py": buggy})
-    fake_llm.add_rule("<INFO> calc.py: return a + b", user="List the files to change")
     fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
     fake_llm.enqueue(f"```python calc.py\n{buggy}```", "```python calc.py\ndef add(a, b):\n    return a + b\n```")
     outcome = await make_runner().run(JobSpec(chain="change", task="add() subtracts; fix it", workspace=repo,
                                               files=["calc.py"]))
     assert outcome.status == "succeeded", outcome.error
-    assert fake_llm.requests[2].last_user.startswith("Your reply leaves calc.py exactly as it was: nothing changed.")
+    assert fake_llm.requests[1].last_user.startswith("Your reply leaves calc.py exactly as it was: nothing changed.")
     assert "+    return a + b" in outcome.change.diff and outcome.warnings == []

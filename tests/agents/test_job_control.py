@@ -50,9 +50,10 @@ async def test_a_job_resumes_after_its_last_finished_phase(fake_llm, make_runner
 
     first = await make_runner(on_checkpoint=save).run(JobSpec(chain="change", task=TASK, workspace=repo))
     assert first.status == "succeeded", first.error
-    assert [phase for phase, _ in saved] == ["plan", "code", "review_comment", "review_comment"]
+    # the plan, the code, then the end of each loop (review, rewrite, test)
+    assert [phase for phase, _ in saved] == ["plan", "code", "review_comment", "review_comment", "review_comment"]
     after_code = saved[1][1]
-    assert after_code["next"] == [3, 0, 0] and after_code["last_phase"] == "code"
+    assert after_code["next"] == [4, 0, 0] and after_code["last_phase"] == "code"
     assert set(after_code["files"]) == {"pkg_a/greet.py", "pkg_b/shout.py", "tests/test_greet.py"}
 
     # a restarted daemon: a fresh runner, the saved checkpoint, no plan or code calls again

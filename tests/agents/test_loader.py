@@ -23,7 +23,8 @@ def test_builtin_chains_load_with_their_steps():
     assert build.start == "empty" and build.writes_code
     review = chains.get("review")
     assert isinstance(review.steps[0], Tool) and not review.writes_code
-    assert isinstance(review.steps[1], Phase) and review.steps[1].produces is Produces.FINDINGS
+    assert isinstance(review.steps[1], Tool) and review.steps[1].name == "doctests"  # evidence for the reviewer
+    assert isinstance(review.steps[2], Phase) and review.steps[2].produces is Produces.FINDINGS
     assert chains.roles["programmer"].prompt
 
 
@@ -154,7 +155,8 @@ def test_a_bad_repo_chain_is_reported_not_ignored(tmp_path):
 def test_every_phase_has_a_token_cap_by_what_it_produces_unless_the_file_sets_one(tmp_path):
     chains = load_chains()
     caps = {p.name: p.max_tokens for p in chains.get("change").phases()}
-    assert caps == {"plan": 512, "code": 3072, "review_comment": 512, "review_modify": 3072, "test_fix": 3072}
+    assert caps == {"plan": 512, "code": 3072, "review_comment": 512, "review_modify": 3072, "rewrite": 3072,
+                    "test_fix": 3072}
     assert chains.get("review").phases()[0].max_tokens == 320  # set in review.toml
     test_loop = next(s for s in chains.get("change").steps if isinstance(s, Loop) and s.until is Until.TESTS_PASS)
     assert test_loop.without_tests == "skip" and not test_loop.phases[0].new_files
