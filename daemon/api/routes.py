@@ -33,11 +33,9 @@ from daemon.api.protocol import (
 )
 from daemon.api.schema import TOO_DEEP, plain_json
 from daemon.api.state import DAEMON, MAX_BODY, DaemonState
-from daemon.events import Event, EventKind
 from daemon.experience.learnings import record_learning
 
 MAX_ID = 2**63 - 1  # SQLite's INTEGER
-APPLIED_BONUS = 0.3  # added to the reward of a job's agent experiences when the user applies its change
 
 routes = web.RouteTableDef()
 
@@ -231,59 +229,25 @@ async def all_events(request: web.Request) -> web.StreamResponse:
 # ---------------------------------------------------------------- changes
 
 
-async def _change(d: DaemonState, change_id: str) -> tuple[Any, str | None]:
-    change = await d.store.get_change(change_id)
-    if change is None:
-        raise ProtocolError(f"no proposed change with id {change_id!r}", status=404, code="not_found")
-    return change, await d.jobs.workspace_root(change.workspace_id)
-
-
 @routes.get(f"{PREFIX}/changes/{{change_id}}")
 async def get_change(request: web.Request) -> web.Response:
     d = daemon(request)
-    change, root = await _change(d, request.match_info["change_id"])
+    change, root = await d.changes.get(request.match_info["change_id"])
     job = await d.store.get_job(change.job_id) if change.job_id else None
     return answer(views.change_info(change, workspace=root, job_result=job.result if job else None))
 
 
 @routes.post(f"{PREFIX}/changes/{{change_id}}/apply")
 async def apply_change(request: web.Request) -> web.Response:
-    from daemon.workspace.change import ChangeConflict, ProposedDiff, apply_change
-
     d = daemon(request)
-    change, root = await _change(d, request.match_info["change_id"])
-    if str(change.state) != "proposed":
-        raise ProtocolError(f"change {change.id} was already {change.state}", status=409, code="conflict")
-    if root is None or not isinstance(change.edits, dict):
-        raise ProtocolError(f"change {change.id} has no workspace or no structured edits to apply", status=409,
-                            code="conflict")
-    proposed = ProposedDiff.from_dict(change.edits)
-    if (await read_body(request, ApplyChange)).write:
-        d.watch.mark_written(root, {e.path: e.after for e in proposed.edits if e.after is not None})
-        try:
-            written = await asyncio.to_thread(apply_change, Path(root), proposed)
-        except ChangeConflict as exc:
-            raise ProtocolError(str(exc), status=409, code="conflict") from None
-    else:  # the editor wrote the files through its own edit; record it and learn from it
-        written = list(proposed.files)
-    applied = await d.store.set_change_state(change.id, "applied")
-    await d.store.reward_job_experience(change.job_id, APPLIED_BONUS)  # what led to an applied change worked
-    await d.jobs.record_event(change.job_id, change.workspace_id, Event(EventKind.LOG, {
-        "level": "info", "text": f"change {change.id} applied: {', '.join(written)}", "change_id": change.id,
-        "files": written, "action": "applied"}))
+    body = await read_body(request, ApplyChange)
+    applied, root = await d.changes.apply(request.match_info["change_id"], write=body.write)
     return answer(views.change_info(applied, workspace=root))
 
 
 @routes.post(f"{PREFIX}/changes/{{change_id}}/discard")
 async def discard_change(request: web.Request) -> web.Response:
-    d = daemon(request)
-    change, root = await _change(d, request.match_info["change_id"])
-    if str(change.state) == "applied":
-        raise ProtocolError(f"change {change.id} was already applied; it cannot be discarded", status=409,
-                            code="conflict")
-    discarded = await d.store.set_change_state(change.id, "discarded")
-    await d.jobs.record_event(change.job_id, change.workspace_id, Event(EventKind.LOG, {
-        "level": "info", "text": f"change {change.id} discarded", "change_id": change.id, "action": "discarded"}))
+    discarded, root = await daemon(request).changes.discard(request.match_info["change_id"])
     return answer(views.change_info(discarded, workspace=root))
 
 

@@ -26,6 +26,7 @@ from daemon.api.experience import routes as experience_routes
 from daemon.api.protocol import ProtocolError, error_json
 from daemon.api.routes import BODY_TIMEOUT, routes
 from daemon.api.state import DAEMON, MAX_BODY, DaemonState
+from daemon.errors import Conflict, DomainError, Invalid, NotFound, TooLarge, Unavailable
 from daemon.viewer import is_viewer_path, mount_viewer, viewer_credential, viewer_gate
 
 log = logging.getLogger("troupe.api")
@@ -34,6 +35,15 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 TCP_TOKEN = web.AppKey("troupe_tcp_token", str)
 TCP_HOSTS = web.AppKey("troupe_tcp_hosts", set)  # filled once the TCP port is known
 BODY_TIMEOUT_S = 10.0  # a body that has not arrived by then is not coming (a Content-Length that lies)
+
+
+# The core's refusals (daemon.errors) as HTTP, here and nowhere else.
+DOMAIN_STATUS: dict[type[DomainError], int] = {Invalid: 400, NotFound: 404, Conflict: 409, TooLarge: 413,
+                                               Unavailable: 503}
+
+
+def http_status(exc: DomainError) -> int:
+    return next((status for kind, status in DOMAIN_STATUS.items() if isinstance(exc, kind)), 400)
 
 
 def _error(status: int, code: str, message: str) -> web.Response:
@@ -50,6 +60,8 @@ async def errors_as_json(request: web.Request, handler: Handler) -> web.StreamRe
         return await handler(request)
     except ProtocolError as exc:
         return _error(exc.status, exc.code, exc.message)
+    except DomainError as exc:
+        return _error(http_status(exc), exc.code, exc.message)
     except web.HTTPRequestEntityTooLarge:
         return _error(413, "too_large", f"the request body is larger than the daemon accepts "
                       f"({request.app[MAX_BODY]:,} bytes); send file paths, not file contents")

@@ -13,6 +13,7 @@ from aiohttp import web
 from daemon.api.protocol import Health
 from daemon.jobs.hub import EventHub
 from daemon.jobs.manager import JobManager
+from daemon.service.changes import ChangeService
 from daemon.watch.registry import WatchRegistry
 
 if TYPE_CHECKING:
@@ -38,6 +39,9 @@ class DaemonState(Protocol):
 
     @property
     def watch(self) -> WatchRegistry: ...
+
+    @property
+    def changes(self) -> ChangeService: ...
 
     @property
     def options(self) -> ServerOptions: ...

@@ -17,8 +17,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from daemon.api.protocol import ACTIVE_STATES, ProtocolError, StreamEvent, SubmitJob
+from daemon.api.protocol import ACTIVE_STATES, StreamEvent, SubmitJob
 from daemon.api.views import job_title, tests_failed
+from daemon.errors import Conflict, Invalid, NotFound, TooLarge, Unavailable
 from daemon.events import Event, EventKind
 from daemon.jobs.executor import JobExecutor, JobResult, RunningJob
 from daemon.jobs.hub import EventHub
@@ -103,14 +104,13 @@ class JobManager:
 
     async def submit(self, request: SubmitJob, *, priority: int | None = None) -> Any:
         if self.stopping:
-            raise ProtocolError("the daemon is stopping; submit the job again once it is back", status=503,
-                                code="stopping")
+            raise Unavailable("the daemon is stopping; submit the job again once it is back", code="stopping")
         workspace_id: int | None = None
         skipped: dict[str, str] = {}
         if request.workspace is not None:
             root = Path(request.workspace)
             if not root.is_dir():
-                raise ProtocolError(f"workspace {request.workspace} is not a folder on this machine")
+                raise Invalid(f"workspace {request.workspace} is not a folder on this machine")
             ws = await self.store.find_workspace_for(str(root)) or await self.store.add_workspace(str(root))
             workspace_id, self._roots[ws.id] = ws.id, ws.root
             request, skipped = _checked_files(request, Path(ws.root))
@@ -129,7 +129,7 @@ class JobManager:
             await self.record_event(job.id, workspace_id, Event(EventKind.LOG, {
                 "level": "warning", "text": f"skipped {name}: {why}", "file": name, "action": "skipped"}))
         for old in older:
-            with contextlib.suppress(ProtocolError):  # it may have finished meanwhile
+            with contextlib.suppress(Conflict, NotFound):  # it may have finished meanwhile
                 await self.cancel(old.id, reason=f"superseded by job {job.id}, a review of newer content")
         self._wakeup.set()
         return job
@@ -137,8 +137,7 @@ class JobManager:
     async def cancel(self, job_id: str, *, reason: str = "cancelled by the user") -> Any:
         job = await self.require(job_id)
         if job.state.is_terminal:
-            raise ProtocolError(f"job {job_id} already {job.state.value}; nothing to cancel", status=409,
-                                code="conflict")
+            raise Conflict(f"job {job_id} already {job.state.value}; nothing to cancel")
         self._cancel_reasons[job_id] = reason
         task = self._tasks.get(job_id)
         if task is not None:
@@ -159,11 +158,9 @@ class JobManager:
             book = QuestionBook.from_events(await self.store.events_after(job_id, 0))
         pending = book.pending if book else None
         if pending is None:
-            raise ProtocolError(f"job {job_id} is {job.state.value}, not waiting for an answer", status=409,
-                                code="conflict")
+            raise Conflict(f"job {job_id} is {job.state.value}, not waiting for an answer")
         if question_id is not None and question_id != pending.question_id:
-            raise ProtocolError(f"job {job_id} is waiting on question {pending.question_id}, not {question_id}",
-                                status=409, code="conflict")
+            raise Conflict(f"job {job_id} is waiting on question {pending.question_id}, not {question_id}")
         await self.record_event(job_id, job.workspace_id, Event(EventKind.ANSWER, {
             "question_id": pending.question_id, "text": text, "by": "human"}))
         if pending.future is not None and not pending.future.done():
@@ -186,8 +183,7 @@ class JobManager:
     async def require(self, job_id: str) -> Any:
         job = await self.store.get_job(job_id)
         if job is None:
-            raise ProtocolError(f"no job with id {job_id!r}; `troupe jobs` lists them", status=404,
-                                code="not_found")
+            raise NotFound(f"no job with id {job_id!r}; `troupe jobs` lists them")
         return job
 
     # ---------------------------------------------------------------- events
@@ -386,8 +382,8 @@ def finding_dict(finding: Any) -> dict[str, Any]:
 
 
 def _checked_files(request: SubmitJob, root: Path) -> tuple[SubmitJob, dict[str, str]]:
-    """The request with its files checked and canonical (a 400 naming a bad one), and the files
-    left out as too large; when that leaves nothing to review, a 400 says so."""
+    """The request with its files checked and canonical (:class:`Invalid` names a bad one), and the
+    files left out as too large; when that leaves nothing to review, :class:`TooLarge` says so."""
     from dataclasses import replace
 
     from daemon.workspace.files import named_files
@@ -396,11 +392,10 @@ def _checked_files(request: SubmitJob, root: Path) -> tuple[SubmitJob, dict[str,
     try:
         kept, skipped = named_files(root, request.files)
     except (PathOutsideWorkspace, FileNotFoundError) as exc:
-        raise ProtocolError(str(exc)) from None
+        raise Invalid(str(exc)) from None
     if skipped and not kept and not request.options.get("diff"):
         name, why = next(iter(skipped.items()))
-        raise ProtocolError(f"{name}: skipped: {why}; nothing else was named to work on", status=413,
-                            code="too_large")
+        raise TooLarge(f"{name}: skipped: {why}; nothing else was named to work on")
     return replace(request, files=kept), skipped
 
 

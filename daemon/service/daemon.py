@@ -19,6 +19,7 @@ from daemon.api.server import bind_unix_socket, load_token, make_app, start_list
 from daemon.jobs.executor import load_executor
 from daemon.jobs.hub import EventHub
 from daemon.jobs.manager import JobManager
+from daemon.service.changes import ChangeService
 from daemon.service.options import DaemonOptions
 from daemon.service.pidfile import AlreadyRunning, pid_path, read_pid_file, socket_answers
 from daemon.watch.registry import WatchRegistry
@@ -30,10 +31,11 @@ log = logging.getLogger("troupe.daemon")
 
 
 class Daemon:
-    store: AsyncStore  # these four from start() on
+    store: AsyncStore  # these five from start() on
     hub: EventHub
     jobs: JobManager
     watch: WatchRegistry
+    changes: ChangeService
 
     def __init__(self, options: DaemonOptions | None = None) -> None:
         self.options = options or DaemonOptions.from_env()
@@ -78,6 +80,7 @@ class Daemon:
         self.jobs = JobManager(self.store, self.hub, self.executor, concurrency=self.options.concurrency,
                                reserved=self.options.reserved)
         self.watch = WatchRegistry(self.options.watch, self.jobs.submit, self._is_queued, self.hub.publish)
+        self.changes = ChangeService(self.store, self.jobs, self.watch)
         await self.jobs.start()
         token = load_token(home) if self.options.tcp_port is not None else ""
         app = make_app(self, max_body=self.options.max_body, tcp_token=token, body_timeout=self.options.body_timeout)
