@@ -47,10 +47,12 @@ REPETITION = "repetition"  # the finish reason of a reply cut because it repeate
 _LOOP_CHECK_CHARS = 64  # a stream is checked for a loop every this many new characters
 # Providers whose prompt cache needs explicit breakpoints (Anthropic's cache_control, through litellm);
 # OpenAI, DeepSeek and others cache a repeated prefix by themselves. The breakpoints: the system
-# message (role and rules) and the phase's prompt, so a dialogue's later turns and a corrected
-# reply read the shared prefix from the cache.
+# message (role and rules, the same in every phase a role speaks in) always; the phase's prompt once
+# its dialogue continues (a correction, a question, a second turn), since further turns then read
+# it: a one-call phase does not pay the cache write's premium (Anthropic bills it at 1.25x).
 _MARKED_CACHE_PROVIDERS = frozenset({"anthropic", "bedrock", "vertex_ai", "openrouter"})
-CACHE_POINTS = ({"location": "message", "role": "system"}, {"location": "message", "index": 1})
+CACHE_SYSTEM = {"location": "message", "role": "system"}
+CACHE_PROMPT = {"location": "message", "index": 1}
 
 
 @dataclass
@@ -112,15 +114,17 @@ def price_unknown_at_zero(litellm: Any, model: str) -> bool:
         return True
 
 
-def cache_points(litellm: Any, model: str) -> list[dict[str, Any]] | None:
-    """The prompt-cache breakpoints to ask litellm for with ``model``, or None where the provider
-    needs none or has no prompt cache."""
+def cache_points(litellm: Any, model: str, messages: list[dict[str, str]]) -> list[dict[str, Any]] | None:
+    """The prompt-cache breakpoints to ask litellm for with ``model`` for these messages, or None
+    where the provider needs none or has no prompt cache."""
     if model.partition("/")[0] not in _MARKED_CACHE_PROVIDERS:
         return None
     try:
-        return [dict(p) for p in CACHE_POINTS] if litellm.utils.supports_prompt_caching(model=model) else None
+        if not litellm.utils.supports_prompt_caching(model=model):
+            return None
     except Exception:  # an unknown model: no cache marks (a request without them is always valid)
         return None
+    return [dict(CACHE_SYSTEM)] + ([dict(CACHE_PROMPT)] if len(messages) > 2 else [])
 
 
 def usage_of(u: Any) -> Usage:
@@ -225,8 +229,8 @@ class Gateway:
         if temperature is not None:
             kwargs["temperature"] = temperature
         kwargs["max_tokens"] = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
-        points = cache_points(litellm, name)
-        if points and len(messages) > 1:
+        points = cache_points(litellm, name, messages)
+        if points:
             kwargs["cache_control_injection_points"] = points
 
         started = time.monotonic()

@@ -60,7 +60,10 @@ def test_a_jobs_cached_prompt_tokens_are_summed_and_shown_with_its_tokens(tmp_pa
 
 def test_anthropic_models_get_cache_marks_and_openai_compatible_ones_none() -> None:
     litellm = import_litellm()
-    marks = cache_points(litellm, "anthropic/claude-sonnet-4-5")
-    assert marks and {"location": "message", "role": "system"} in marks
-    assert cache_points(litellm, "openai/gpt-4o-mini") is None  # OpenAI caches a repeated prefix itself
-    assert cache_points(litellm, "openai/fake-model") is None
+    first = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}]
+    later = [*first, {"role": "assistant", "content": "x"}, {"role": "user", "content": "Shorter."}]
+    system, prompt = {"location": "message", "role": "system"}, {"location": "message", "index": 1}
+    assert cache_points(litellm, "anthropic/claude-sonnet-4-5", first) == [system]  # no write premium for one call
+    assert cache_points(litellm, "anthropic/claude-sonnet-4-5", later) == [system, prompt]  # later turns read it
+    assert cache_points(litellm, "openai/gpt-4o-mini", later) is None  # OpenAI caches a repeated prefix itself
+    assert cache_points(litellm, "openai/fake-model", later) is None
