@@ -23,6 +23,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from daemon.agents.context import RunContext
 from daemon.agents.job import JobSpec
 from daemon.agents.runner import ChainRunner
 from daemon.config import ModelSettings, Secret, Settings
@@ -42,7 +43,7 @@ async def one_run() -> tuple[list[dict], dict]:
         script_build(llm)
         settings = ModelSettings(default="openai/fake-model", api_base=llm.api_base, api_key=Secret("sk-fake"),
                                  max_retries=0)
-        runner = ChainRunner(Gateway(settings), emit, None, Settings(model=settings))
+        runner = ChainRunner(RunContext(Gateway(settings), emit, Settings(model=settings)))
         started = time.monotonic()
         outcome = await runner.run(JobSpec(chain="build", task="a CLI that counts the words in a file"))
         wall = time.monotonic() - started

@@ -40,9 +40,10 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from daemon.agents.context import RunContext
 from daemon.agents.job import JobSpec
 from daemon.agents.runner import ChainRunner
-from daemon.config import ModelSettings, Secret, Settings
+from daemon.config import ModelSettings, Secret
 from daemon.events import Event, EventKind
 from daemon.experience import retrieve
 from daemon.experience.session import JobExperience
@@ -146,8 +147,7 @@ async def run_task(gateway: Gateway, store: AsyncStore | None, settings: Experie
         events.append(event)
 
     experience = JobExperience(store, settings, job_id=f"task-{number}") if store is not None else None
-    runner = ChainRunner(gateway, emit, None, Settings(model=gateway.settings), scratch_dir=scratch,
-                         experience=experience)
+    runner = ChainRunner(RunContext.of(gateway, emit, scratch_dir=scratch, experience=experience))
     before = len(llm.requests)
     started = time.monotonic()
     outcome = await runner.run(JobSpec(chain="build", task=task, job_id=f"task-{number}", test_command=TEST_COMMAND))

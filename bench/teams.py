@@ -42,6 +42,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from daemon.agents.context import RunContext
 from daemon.agents.job import JobSpec
 from daemon.agents.loader import load_chain_file
 from daemon.agents.model import ChainSet
@@ -251,7 +252,7 @@ async def croto(tasks: int, teams: int, latency: float, p_right: float,
                 walls, tokens, cpu, good = [], [], [], 0
                 await gateway.complete([{"role": "user", "content": "warm up"}])  # litellm's first call is slow
                 for k in range(1, tasks + 1):
-                    runner = TeamsRunner(gateway, _ignore, settings=Settings(model=settings), chains=chains,
+                    runner = TeamsRunner(RunContext(gateway, _ignore, Settings(model=settings), chains=chains),
                                          options={"teams": count, **(options or {})} if count > 1 else {})
                     began, cpu_began = time.perf_counter(), cpu_seconds()
                     outcome = await runner.run(JobSpec(chain="bench", task=f"task {k}: write f(x) = {k}x",

@@ -32,6 +32,7 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from daemon.agents.context import RunContext
 from daemon.agents.job import JobSpec
 from daemon.agents.runner import ChainRunner
 from daemon.config import ModelSettings, Secret, Settings
@@ -198,7 +199,7 @@ async def run_chain(llm: FakeLLM, spec: JobSpec) -> tuple[list[dict], Any]:
 
     settings = ModelSettings(default="openai/fake-model", api_base=llm.api_base, api_key=Secret("sk-fake"),
                              max_retries=0)
-    outcome = await ChainRunner(Gateway(settings), emit, None, Settings(model=settings)).run(spec)
+    outcome = await ChainRunner(RunContext(Gateway(settings), emit, Settings(model=settings))).run(spec)
     if outcome.status != "succeeded":
         raise SystemExit(f"the {spec.chain} chain failed: {outcome.error}")
     rows = [e.data if e.kind is EventKind.PHASE_FINISHED else {"phase": f"({e.data['text']})"} for e in events

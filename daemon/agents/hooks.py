@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from daemon.agents.model import Chain, Loop, Phase, Until
 from daemon.agents.workbench import Workbench
@@ -41,6 +41,27 @@ class DelegatedPhase:
     account: Account
     budget: Budget | None
     job_id: str | None
+
+
+class PhaseDelegate(Protocol):
+    def handles(self, phase: Phase) -> bool: ...
+
+    async def produce(self, work: DelegatedPhase) -> tuple[dict[str, str | None], str]: ...
+
+
+class Orchestrator(Protocol):
+    async def drive(self, loops: list[Loop], control: LoopControl) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunHooks:
+    """The hooks of one run (``ChainRunner(context, hooks)``); none: the chain runs as written."""
+
+    delegate: PhaseDelegate | None = None
+    orchestrator: Orchestrator | None = None
+
+
+NO_HOOKS = RunHooks()
 
 
 class LoopControl:

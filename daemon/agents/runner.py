@@ -1,6 +1,6 @@
 """Run a chat chain for one job: phases, loops and tools in order, in a scratch copy of the repo.
 
-    runner = ChainRunner(gateway, emit, ask_human, settings, on_checkpoint=save)
+    runner = ChainRunner(RunContext(gateway, emit, settings, ask_human=ask_human, on_checkpoint=save))
     outcome = await runner.run(JobSpec(chain="change", task="add --verbose", workspace=repo, job_id=job.id,
                                        budget=Budget(tokens=200_000)))
     outcome.status, outcome.change.diff, outcome.findings, outcome.usage.tokens
@@ -23,55 +23,44 @@ import asyncio
 import itertools
 import re
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from daemon.agents.accounting import Meter
 from daemon.agents.checkpoint import CheckpointError, make_checkpoint, restore
+from daemon.agents.context import RunContext
 from daemon.agents.cycles import LastReview, seen_review, skip_reason, view_for
-from daemon.agents.dialogue import AskHuman, Dialogue
+from daemon.agents.dialogue import Dialogue
 from daemon.agents.findings import Finding, lint_findings
-from daemon.agents.hooks import DelegatedPhase, LoopControl
+from daemon.agents.hooks import NO_HOOKS, DelegatedPhase, LoopControl, PhaseDelegate, RunHooks
 from daemon.agents.job import JobOutcome, JobSpec, PhaseFailed
-from daemon.agents.loader import ChainError, load_chains
-from daemon.agents.model import EMPTY_FIELD_MEANS, Chain, ChainSet, Loop, Phase, Produces, Tool, Until
+from daemon.agents.loader import ChainError
+from daemon.agents.model import EMPTY_FIELD_MEANS, Chain, Loop, Phase, Produces, Tool, Until
 from daemon.agents.produce import Producer
 from daemon.agents.tools import Tools, report_to_dict
 from daemon.agents.workbench import Workbench
-from daemon.config import Settings
-from daemon.events import Event, EventKind, EventSink
+from daemon.events import Event, EventKind
 from daemon.llm.errors import BudgetExceeded, LLMError
-from daemon.llm.gateway import ModelGateway
 from daemon.workspace.scratch import CodeState, Scratch
 
-if TYPE_CHECKING:
-    from daemon.experience.session import JobExperience
-
-SaveCheckpoint = Callable[[str, dict[str, Any]], Awaitable[None]]
 CONTEXT_SHARE = 0.5  # of the model's context window, for code and repository context in one prompt
 
 
 class ChainRunner:
-    def __init__(self, gateway: ModelGateway, emit: EventSink, ask_human: AskHuman | None = None,
-                 settings: Settings | None = None, *, on_checkpoint: SaveCheckpoint | None = None,
-                 chains: ChainSet | None = None, scratch_dir: Path | None = None,
-                 experience: JobExperience | None = None, delegate: Any = None, orchestrator: Any = None) -> None:
-        self.gateway, self.emit, self.ask_human = gateway, emit, ask_human
-        self.delegate, self.orchestrator = delegate, orchestrator  # see daemon.agents.hooks
-        self.settings = settings or Settings(model=gateway.settings)
-        self.on_checkpoint, self.chains, self.scratch_dir = on_checkpoint, chains, scratch_dir
+    def __init__(self, context: RunContext, hooks: RunHooks = NO_HOOKS) -> None:
+        self.context = context
+        self.gateway, self.ask_human, self.settings = context.gateway, context.ask_human, context.settings
+        self.on_checkpoint, self.scratch_dir = context.on_checkpoint, context.scratch_dir
+        self.delegate, self.orchestrator = hooks.delegate, hooks.orchestrator  # see daemon.agents.hooks
         # Experience (daemon.experience) reaches the prompts, may skip or shorten redundant steps (never
         # the tests), screens findings people dismissed, and watches events to learn from the run.
-        self.experience = experience
-        if experience is not None:
-            self.emit = experience.observe(emit)
+        self.experience = context.experience
+        self.emit = context.emit if self.experience is None else self.experience.observe(context.emit)
 
     async def run(self, spec: JobSpec) -> JobOutcome:
         try:
-            chains = self.chains if self.chains is not None else await asyncio.to_thread(load_chains, spec.workspace)
-            chain = chains.get(spec.chain)
+            chain = (await self.context.chains_for(spec)).get(spec.chain)
         except (ChainError, KeyError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
             return JobOutcome("failed", spec.chain, error=message)
@@ -213,7 +202,8 @@ class _Run:
                 await self._phase(step, None)
                 await self._checkpoint((index + 1, 0, 0), step.name)
             elif self.runner.orchestrator is not None:  # it picks the cycles of these consecutive loops
-                loops = list(itertools.takewhile(lambda s: isinstance(s, Loop), self.chain.steps[index:]))
+                loops = [s for s in itertools.takewhile(lambda s: isinstance(s, Loop), self.chain.steps[index:])
+                         if isinstance(s, Loop)]  # (isinstance again, for the type checker)
                 await self.runner.orchestrator.drive(loops, LoopControl(self))
                 driven_until = index + len(loops)
                 await self._checkpoint((driven_until, 0, 0), self.last_phase or step.name)
@@ -332,8 +322,9 @@ class _Run:
             if guide.skip:
                 return await self._skipped(phase, cycle, guide.skip)
             prompt += guide.note
-        if self.runner.delegate is not None and self.runner.delegate.handles(phase):
-            return await self._delegated(phase, cycle, prompt)
+        delegate = self.runner.delegate
+        if delegate is not None and delegate.handles(phase):
+            return await self._delegated(delegate, phase, cycle, prompt)
         if len(prompt) // 4 > self.runner.settings.model.context_window * 0.9:
             await self.say(EventKind.LOG, {"level": "warning", "text": (
                 f"the prompt of phase {phase.name!r} is about {len(prompt) // 4} tokens, near or over the model's "
@@ -363,7 +354,7 @@ class _Run:
         self.phase_name, self.last_phase = None, phase.name
         return result.concluded if product.concluded is None else product.concluded
 
-    async def _delegated(self, phase: Phase, cycle: int | None, prompt: str) -> bool:
+    async def _delegated(self, delegate: PhaseDelegate, phase: Phase, cycle: int | None, prompt: str) -> bool:
         """A phase done by the delegate (a network of agents): its files land in the scratch copy."""
         assert self.bench is not None
         scratch = self.bench.scratch
@@ -375,7 +366,7 @@ class _Run:
             if self.meter.phase is not None:
                 self.meter.phase.tally.add(completion, seconds)
 
-        files, conclusion = await self.runner.delegate.produce(DelegatedPhase(
+        files, conclusion = await delegate.produce(DelegatedPhase(
             phase, prompt, self.chain, self.bench.read, self.say, account, self.spec.budget, self.spec.job_id))
         self.produce.confine_to_user_tree(list(files))
         for path, text in sorted(files.items()):

@@ -1,4 +1,4 @@
-"""One job's experience: the hook the agent engine calls (``ChainRunner(..., experience=...)``).
+"""One job's experience: the hook the agent engine calls (``RunContext(..., experience=...)``).
 
 During the run it puts retrieved experience into phase prompts (as quoted data, within
 ``prompt_tokens``), counts every retrieval, decides workflow shortcuts (Co-Saving), keeps a
@@ -7,7 +7,7 @@ dismissed kind of finding from coming back, and records what each phase did. Whe
 ``mine`` turns it into experience (see :mod:`daemon.experience.mining`)::
 
     experience = JobExperience(store, settings, job_id=job.id, workspace_id=ws.id)
-    outcome = await ChainRunner(gateway, emit, experience=experience).run(spec)
+    outcome = await ChainRunner(RunContext.of(gateway, emit, experience=experience)).run(spec)
     report = await experience.mine(gateway)      # in the background, after the job finished
 """
 

@@ -75,6 +75,7 @@ class EngineExecutor:
                                           usage.cost, role=role, cached_prompt_tokens=usage.cached_prompt_tokens)
 
     async def run(self, job: RunningJob, emit: EventSink, ask_human: AskHuman) -> JobResult:
+        from daemon.agents.context import RunContext
         from daemon.agents.job import JobSpec
         from daemon.llm.budget import Budget
         from daemon.teams.puppeteer import PolicyBook
@@ -104,8 +105,9 @@ class EngineExecutor:
         experience = self._experience(job)
         # TeamsRunner is ChainRunner unless the chain or the job's options ask for teams, a network or
         # an orchestrator (daemon.teams); a learned orchestrator's policy lives in the store.
-        runner = TeamsRunner(self._gateway(settings), emit, ask_human, settings, on_checkpoint=job.save_checkpoint,
-                             experience=experience, options=job.options, policies=PolicyBook(self.store))
+        context = RunContext(self._gateway(settings), emit, settings, ask_human=ask_human,
+                             on_checkpoint=job.save_checkpoint, experience=experience)
+        runner = TeamsRunner(context, options=job.options, policies=PolicyBook(self.store))
         outcome = await runner.run(spec)
         if experience is not None:
             task = asyncio.create_task(self._mine(experience, self._gateway(settings)), name=f"troupe-mine-{job.id}")

@@ -28,15 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from daemon.agents.accounting import Tally
-from daemon.agents.dialogue import AskHuman
+from daemon.agents.context import RunContext
+from daemon.agents.hooks import NO_HOOKS, RunHooks
 from daemon.agents.job import JobOutcome, JobSpec
 from daemon.agents.model import Chain, ChainSet
 from daemon.agents.placeholders import CODE_SUFFIXES
 from daemon.agents.runner import CONTEXT_SHARE, ChainRunner
 from daemon.agents.tools import report_to_dict
-from daemon.config import Settings
 from daemon.events import Event, EventKind, EventSink
-from daemon.llm.gateway import ModelGateway
 from daemon.teams.config import TeamsConfig
 from daemon.teams.merge import Merger
 from daemon.teams.pool import Pool
@@ -89,15 +88,12 @@ class _TeamEvents:
 
 
 class CrossTeams:
-    def __init__(self, gateway: ModelGateway, emit: EventSink, ask_human: AskHuman | None, settings: Settings, *,
-                 chain: Chain, config: TeamsConfig, on_checkpoint: Any = None, scratch_dir: Path | None = None,
-                 runner_options: Callable[[int], dict[str, Any]] | None = None, scorer: Scorer | None = None,
-                 experience: Any = None) -> None:
-        self.gateway, self.emit, self.ask_human, self.settings = gateway, emit, ask_human, settings
-        self.experience = experience
-        self.chain, self.config, self.on_checkpoint, self.scratch_dir = chain, config, on_checkpoint, scratch_dir
-        self.runner_options: Callable[[int], dict[str, Any]] = runner_options or (lambda team: {})
-        self.scorer = scorer
+    def __init__(self, context: RunContext, *, chain: Chain, config: TeamsConfig,
+                 hooks_for: Callable[[int], RunHooks] = lambda team: NO_HOOKS, scorer: Scorer | None = None) -> None:
+        self.context = context
+        self.gateway, self.emit, self.settings = context.gateway, context.emit, context.settings
+        self.on_checkpoint, self.scratch_dir = context.on_checkpoint, context.scratch_dir
+        self.chain, self.config, self.hooks_for, self.scorer = chain, config, hooks_for, scorer
         self.usage = [Tally() for _ in range(config.teams)]
         self.pool_usage = Tally()
         self.reports: list[dict[str, Any]] = [
@@ -147,9 +143,11 @@ class CrossTeams:
                     reader: BaseReader, score: Prescore | None = None) -> Solution | None:
         events = _TeamEvents(self.emit, team)
         gateway = TeamGateway(self.gateway, temperature=self.config.temperature(team), model=self.config.model(team))
-        runner = ChainRunner(gateway, events, self.ask_human if team == 0 else None, self.settings, chains=chains,
-                             scratch_dir=self.scratch_dir, experience=self.experience if team == 0 else None,
-                             **self.runner_options(team))
+        first = team == 0  # asks the person and keeps the experience; the others only propose
+        context = self.context.replace(gateway=gateway, emit=events, chains=chains, on_checkpoint=None,
+                                       ask_human=self.context.ask_human if first else None,
+                                       experience=self.context.experience if first else None)
+        runner = ChainRunner(context, self.hooks_for(team))
         outcome = await runner.run(replace(spec, resume_from=checkpoint))
         self.usage[team].merge(outcome.usage)
         if not outcome.ok or outcome.checkpoint is None:

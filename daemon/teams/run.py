@@ -1,6 +1,7 @@
 """Run a job's chain at the scale its configuration asks for: the one entry point the daemon uses.
 
-    runner = TeamsRunner(gateway, emit, ask_human, settings, options=job.options, policies=PolicyBook(store))
+    runner = TeamsRunner(RunContext(gateway, emit, settings, ask_human=ask_human), options=job.options,
+                         policies=PolicyBook(store))
     outcome = await runner.run(spec)   # a JobOutcome (a TeamsOutcome with per-team costs for several teams)
 
 The chain file's ``teams``/``topology``/``agents``/``orchestrator`` (``daemon.teams.config``),
@@ -12,19 +13,16 @@ They combine: four teams, each with a network and an orchestrator, is a valid jo
 
 from __future__ import annotations
 
-import asyncio
 import random
-from pathlib import Path
 from typing import Any
 
-from daemon.agents.dialogue import AskHuman
+from daemon.agents.context import RunContext
+from daemon.agents.hooks import RunHooks
 from daemon.agents.job import JobOutcome, JobSpec
-from daemon.agents.loader import ChainError, load_chains
-from daemon.agents.model import Chain, ChainSet
-from daemon.agents.runner import ChainRunner, SaveCheckpoint
-from daemon.config import Settings
-from daemon.events import Event, EventKind, EventSink
-from daemon.llm.gateway import ModelGateway
+from daemon.agents.loader import ChainError
+from daemon.agents.model import Chain
+from daemon.agents.runner import ChainRunner
+from daemon.events import Event, EventKind
 from daemon.teams.config import TeamsConfig, TeamsConfigError
 from daemon.teams.croto import CrossTeams
 from daemon.teams.network_phase import NetworkDelegate, network_phase
@@ -34,53 +32,44 @@ from daemon.teams.scoring import Scorer
 
 
 class TeamsRunner:
-    def __init__(self, gateway: ModelGateway, emit: EventSink, ask_human: AskHuman | None = None,
-                 settings: Settings | None = None, *, on_checkpoint: SaveCheckpoint | None = None,
-                 chains: ChainSet | None = None, scratch_dir: Path | None = None,
-                 options: dict[str, Any] | None = None, policies: PolicyBook | None = None,
-                 experience: Any = None, scorer: Scorer | None = None, rng: random.Random | None = None) -> None:
-        self.gateway, self.emit, self.ask_human = gateway, emit, ask_human
-        self.settings = settings or Settings(model=gateway.settings)
-        self.on_checkpoint, self.chains, self.scratch_dir = on_checkpoint, chains, scratch_dir
+    def __init__(self, context: RunContext, *, options: dict[str, Any] | None = None,
+                 policies: PolicyBook | None = None, scorer: Scorer | None = None,
+                 rng: random.Random | None = None) -> None:
+        self.context = context
         self.options, self.policies = options or {}, policies or PolicyBook()
-        self.experience, self.scorer, self.rng = experience, scorer, rng or random.Random()
+        self.scorer, self.rng = scorer, rng or random.Random()
         self.puppeteers: list[Puppeteer] = []
         self.delegates: list[NetworkDelegate] = []
 
     async def run(self, spec: JobSpec) -> JobOutcome:
         try:
-            chains = self.chains if self.chains is not None else await asyncio.to_thread(load_chains, spec.workspace)
+            chains = await self.context.chains_for(spec)
             chain = chains.get(spec.chain)
             config = chain.scale.with_options(self.options)
             _check(chain, config)
         except (ChainError, KeyError, TeamsConfigError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
             return JobOutcome("failed", spec.chain, error=message)
+        context = self.context.replace(chains=chains)
         if config.plain:
-            return await ChainRunner(self.gateway, self.emit, self.ask_human, self.settings, chains=chains,
-                                     on_checkpoint=self.on_checkpoint, scratch_dir=self.scratch_dir,
-                                     experience=self.experience).run(spec)
+            return await ChainRunner(context).run(spec)
         policy = await self._policy(chain, config)
 
-        def runner_options(team: int) -> dict[str, Any]:
-            options: dict[str, Any] = {}
-            if config.topology is not None:
-                options["delegate"] = NetworkDelegate(self.gateway, self.settings, config, chain)
-                self.delegates.append(options["delegate"])
-            if policy is not None:
-                options["orchestrator"] = Puppeteer(policy)
-                self.puppeteers.append(options["orchestrator"])
-            return options
+        def hooks_for(team: int) -> RunHooks:
+            delegate = NetworkDelegate(context.gateway, context.settings, config, chain) \
+                if config.topology is not None else None
+            orchestrator = Puppeteer(policy) if policy is not None else None
+            if delegate is not None:
+                self.delegates.append(delegate)
+            if orchestrator is not None:
+                self.puppeteers.append(orchestrator)
+            return RunHooks(delegate=delegate, orchestrator=orchestrator)
 
         if config.teams > 1:
-            outcome: JobOutcome = await CrossTeams(
-                self.gateway, self.emit, self.ask_human, self.settings, chain=chain, config=config,
-                on_checkpoint=self.on_checkpoint, scratch_dir=self.scratch_dir, runner_options=runner_options,
-                scorer=self.scorer, experience=self.experience).run(spec)
+            outcome: JobOutcome = await CrossTeams(context, chain=chain, config=config, hooks_for=hooks_for,
+                                                   scorer=self.scorer).run(spec)
         else:
-            outcome = await ChainRunner(self.gateway, self.emit, self.ask_human, self.settings, chains=chains,
-                                        on_checkpoint=self.on_checkpoint, scratch_dir=self.scratch_dir,
-                                        experience=self.experience, **runner_options(0)).run(spec)
+            outcome = await ChainRunner(context, hooks_for(0)).run(spec)
         if config.orchestrator == "learned":
             await self._learn(spec, chain, outcome)
         return outcome
@@ -102,9 +91,8 @@ class TeamsRunner:
             outcome.warnings.append(f"orchestrator: the policy could not be updated ({type(exc).__name__}: {exc})")
             return
         if version is not None:
-            await self.emit(Event(EventKind.LOG, {"level": "info", "text": f"orchestrator policy {chain.name!r} "
-                                                  f"learnt from this job: now version {version}"},
-                                  job_id=spec.job_id))
+            text = f"orchestrator policy {chain.name!r} learnt from this job: now version {version}"
+            await self.context.emit(Event(EventKind.LOG, {"level": "info", "text": text}, job_id=spec.job_id))
 
 
 def _check(chain: Chain, config: TeamsConfig) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from daemon.agents.context import RunContext
 from daemon.agents.runner import ChainRunner
 from daemon.config import ModelSettings, Secret, Settings
 from daemon.events import Event, EventKind
@@ -50,9 +51,9 @@ def recorder() -> Recorder:
 def make_runner(gateway: Gateway, recorder: Recorder, tmp_path: Path) -> Callable[..., ChainRunner]:
     scratch_dir = tmp_path / "scratches"
 
-    def make(ask_human: Any = None, **kwargs: Any) -> ChainRunner:
-        settings = kwargs.pop("settings", None) or Settings(model=gateway.settings)
-        return ChainRunner(gateway, recorder, ask_human, settings, scratch_dir=scratch_dir, **kwargs)
+    def make(ask_human: Any = None, *, settings: Settings | None = None, **kwargs: Any) -> ChainRunner:
+        context = RunContext.of(gateway, recorder, settings, ask_human=ask_human, scratch_dir=scratch_dir, **kwargs)
+        return ChainRunner(context)
 
     return make
 

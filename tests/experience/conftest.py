@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from daemon.agents.context import RunContext
 from daemon.agents.job import JobSpec
 from daemon.agents.runner import ChainRunner
-from daemon.config import ModelSettings, Secret, Settings
+from daemon.config import ModelSettings, Secret
 from daemon.experience.session import JobExperience
 from daemon.experience.settings import ExperienceSettings
 from daemon.llm.gateway import Gateway
@@ -96,8 +97,8 @@ def run_job(gateway: Gateway, recorder: Recorder, store: AsyncStore, tmp_path: P
                   settings: ExperienceSettings | None = None, experience: Any = None, **spec: Any) -> Any:
         experience = experience or JobExperience(store, settings or ExperienceSettings(), job_id=job_id,
                                                  workspace_id=workspace_id)
-        runner = ChainRunner(gateway, recorder, None, Settings(model=gateway.settings),
-                             scratch_dir=tmp_path / "scratches", experience=experience)
+        context = RunContext.of(gateway, recorder, scratch_dir=tmp_path / "scratches", experience=experience)
+        runner = ChainRunner(context)
         spec.setdefault("test_command", CHECK if chain == "build" else None)
         outcome = await runner.run(JobSpec(chain=chain, task=task, job_id=job_id, **spec))
         return outcome, experience

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from daemon.agents.context import RunContext
 from daemon.agents.job import JobSpec
 from daemon.agents.loader import ChainError, load_chain_file
 from daemon.api.protocol import ProtocolError, SubmitJob
@@ -77,10 +78,11 @@ def test_job_options_win_over_the_chain_file() -> None:
 
 
 async def test_scaling_a_chain_that_cannot_scale_fails_the_job_with_the_reason(gateway) -> None:
-    outcome = await TeamsRunner(gateway, _ignore, options={"teams": 3}).run(JobSpec(chain="ask", task="why?",
-                                                                                    workspace=Path("/")))
+    context = RunContext.of(gateway, _ignore)
+    outcome = await TeamsRunner(context, options={"teams": 3}).run(JobSpec(chain="ask", task="why?",
+                                                                           workspace=Path("/")))
     assert not outcome.ok and "needs a chain that writes code" in outcome.error
-    outcome = await TeamsRunner(gateway, _ignore, options={"agents": 5}).run(JobSpec(chain="build", task="x"))
+    outcome = await TeamsRunner(context, options={"agents": 5}).run(JobSpec(chain="build", task="x"))
     assert not outcome.ok and "needs a topology" in outcome.error
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+from daemon.agents.context import RunContext
 from daemon.agents.job import JobSpec
 from daemon.events import EventKind
 from daemon.teams.croto import TeamsOutcome
@@ -33,9 +34,11 @@ def script(fake_llm, code_by_temperature: dict[float, str]) -> None:  # type: ig
     fake_llm.add_rule(lambda body: code_by_temperature[body["temperature"]], user="Write the program")
 
 
-def runner(gateway, recorder, tmp_path, **kwargs):  # type: ignore[no-untyped-def]
-    return TeamsRunner(gateway, recorder, chains=kwargs.pop("chains", None) or mini_chains(tmp_path),
-                       scratch_dir=tmp_path / "scratch", **kwargs)
+def runner(gateway, recorder, tmp_path, *, chains=None, on_checkpoint=None, experience=None,  # type: ignore[no-untyped-def]
+           **kwargs):
+    context = RunContext.of(gateway, recorder, chains=chains or mini_chains(tmp_path), scratch_dir=tmp_path / "scratch",
+                            on_checkpoint=on_checkpoint, experience=experience)
+    return TeamsRunner(context, **kwargs)
 
 
 SPEC = JobSpec(chain="mini", task="Write app.py with double(x).", job_id="job-croto", test_command="python check.py")

@@ -9,6 +9,7 @@ import itertools
 import time
 import tracemalloc
 
+from daemon.agents.context import RunContext
 from daemon.agents.job import JobSpec
 from daemon.events import EventKind
 from daemon.teams.macnet import Network
@@ -110,8 +111,8 @@ async def test_a_network_does_the_chains_code_phase_and_the_chain_carries_on(fak
                                                                              tmp_path) -> None:
     fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
     script_network(fake_llm)
-    runner = TeamsRunner(gateway, recorder, chains=mini_chains(tmp_path), scratch_dir=tmp_path / "scratch",
-                         options={"topology": "star", "agents": 5})
+    context = RunContext.of(gateway, recorder, chains=mini_chains(tmp_path), scratch_dir=tmp_path / "scratch")
+    runner = TeamsRunner(context, options={"topology": "star", "agents": 5})
 
     outcome = await runner.run(JobSpec(chain="mini", task="Write app.py with run(text).", job_id="job-net"))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from daemon.agents.context import RunContext
 from daemon.agents.job import JobSpec
 from daemon.agents.loader import load_chain_file
 from daemon.agents.model import ChainSet
@@ -104,7 +105,7 @@ async def test_the_heuristic_orchestrator_sends_the_programmer_to_the_placeholde
     fake_llm.add_rule(STUBBED, user="Write the program")
     fake_llm.add_rule(DONE, user="Unfinished:")
     fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
-    runner = TeamsRunner(gateway, recorder, chains=loop_chain(tmp_path, ""), scratch_dir=tmp_path / "s",
+    runner = TeamsRunner(RunContext.of(gateway, recorder, chains=loop_chain(tmp_path, ""), scratch_dir=tmp_path / "s"),
                          options={"orchestrator": "heuristic"})
     outcome = await runner.run(JobSpec(chain="mini", task="double(x)", job_id="job-h"))
 
@@ -124,8 +125,8 @@ async def test_the_learned_orchestrator_learns_from_each_job_and_stores_a_new_ve
     try:
         policies = PolicyBook(store)
         for job in ("job-1", "job-2"):
-            runner = TeamsRunner(gateway, recorder, chains=mini_chains(tmp_path), scratch_dir=tmp_path / "s",
-                                 options={"orchestrator": "learned"}, policies=policies, rng=random.Random(1))
+            context = RunContext.of(gateway, recorder, chains=mini_chains(tmp_path), scratch_dir=tmp_path / "s")
+            runner = TeamsRunner(context, options={"orchestrator": "learned"}, policies=policies, rng=random.Random(1))
             outcome = await runner.run(JobSpec(chain="mini", task="double(x)", job_id=job))
             assert outcome.ok, outcome.error
         history = await store.policy_history("mini")
