@@ -33,6 +33,7 @@ from daemon.api.protocol import (
     PREFIX,
     ChangeInfo,
     EventList,
+    FilesSaved,
     FindingInfo,
     FindingList,
     Health,
@@ -59,6 +60,7 @@ from daemon.api.protocol_experience import (
     ExperienceUpdate,
     ImportResult,
 )
+from daemon.retry import RECONNECT
 
 log = logging.getLogger("troupe.client")
 M = TypeVar("M", bound=Message)
@@ -115,8 +117,13 @@ class DaemonClient:
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()
 
-    async def _reach(self, attempt: int, exc: BaseException) -> None:
-        """After a failed connection: start the daemon once (when allowed), else back off."""
+    async def _reach(self, attempt: int, exc: BaseException, *, patient: bool = False) -> None:
+        """After a failed connection: start the daemon once (when allowed), else back off; after
+        ``retries`` attempts raise :class:`DaemonError`, unless ``patient`` (wait as long as it takes,
+        never starting the daemon)."""
+        if patient:
+            await RECONNECT.wait(attempt)
+            return
         if attempt >= self.retries:
             hint = "start it with `troupe up`" if not self.autostart else "see TROUPE_HOME/logs/daemon.log"
             raise DaemonError(f"cannot reach the Troupe daemon ({exc}); {hint}") from None
@@ -129,7 +136,7 @@ class DaemonClient:
                 raise DaemonError(str(start_error)) from None
             await self.close()
             return
-        await asyncio.sleep(min(2.0, 0.1 * 2 ** attempt))
+        await RECONNECT.wait(attempt)
 
     async def request(self, method: str, path: str, *, body: Message | dict[str, Any] | None = None,
                       params: dict[str, Any] | None = None, timeout: float | None = None) -> dict[str, Any]:
@@ -222,6 +229,11 @@ class DaemonClient:
         return await self._post(WorkspaceInfo, "/workspaces", RegisterWorkspace(root=root, watch=watch,
                                                                                 settings=settings))
 
+    async def saved(self, root: str, files: list[str]) -> WorkspaceInfo:
+        """Files saved where the daemon's watcher does not see saves: the daemon decides what they
+        start (a review, the tests), as for a watched save."""
+        return await self._post(WorkspaceInfo, "/saves", FilesSaved(root=root, files=files))
+
     async def unregister_workspace(self, workspace_id: int, *, forget: bool = False) -> WorkspaceInfo:
         params = {"forget": "1"} if forget else None
         return WorkspaceInfo.from_json(await self.request("DELETE", f"/workspaces/{workspace_id}", params=params))
@@ -303,15 +315,12 @@ class DaemonClient:
                         last = event_id
                         yield event
             except (TimeoutError, aiohttp.ClientError, ConnectionResetError, FileNotFoundError) as exc:
-                if not patient:
-                    await self._reach(min(failures + 1, self.retries), exc)
-                else:
-                    if not lost:
-                        lost = True
-                        why = str(exc) or type(exc).__name__
-                        yield StreamEvent(kind=CONNECTION_EVENT, data={"state": "lost", "error": why},
-                                          workspace=workspace, at=time.time())
-                    await asyncio.sleep(min(2.0, 0.1 * 2 ** min(failures, 5)))
+                if patient and not lost:
+                    lost = True
+                    why = str(exc) or type(exc).__name__
+                    yield StreamEvent(kind=CONNECTION_EVENT, data={"state": "lost", "error": why},
+                                      workspace=workspace, at=time.time())
+                await self._reach(failures if patient else min(failures + 1, self.retries), exc, patient=patient)
                 failures += 1
             else:  # the daemon closed the stream (it is stopping): reconnect, but never restart it
                 await asyncio.sleep(0.2)

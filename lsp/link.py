@@ -17,12 +17,12 @@ import aiohttp
 
 from daemon.api.protocol import StreamEvent
 from daemon.client import DaemonClient, DaemonError
+from daemon.retry import Backoff
 
 log = logging.getLogger("troupe.lsp")
 
 NOT_YET = "not connected yet"
-FIRST_RETRY_S = 0.25
-LAST_RETRY_S = 5.0
+LINK_BACKOFF = Backoff(first=0.25, cap=5.0)  # an editor session outlives many daemon restarts
 
 OnEvent = Callable[[StreamEvent], Awaitable[None]]
 OnState = Callable[[bool, str], None]
@@ -76,13 +76,13 @@ class DaemonLink:
         return result
 
     async def _run(self) -> None:
-        delay = FIRST_RETRY_S
+        failures = 0
         while True:
             try:
                 await self.client.health()
                 self._found()
                 await self._on_connect()
-                delay = FIRST_RETRY_S
+                failures = 0
                 async for event in self.client.watch_events():
                     try:
                         await self._on_event(event)
@@ -97,11 +97,11 @@ class DaemonLink:
                 log.exception("daemon link failed")
                 self._lost(exc)
             self._wake.clear()
-            try:
-                await asyncio.wait_for(self._wake.wait(), delay)
+            try:  # a request that reaches the daemon meanwhile ends the wait (retry_now)
+                await asyncio.wait_for(self._wake.wait(), LINK_BACKOFF.delay(failures))
             except TimeoutError:
                 pass
-            delay = min(delay * 2, LAST_RETRY_S)
+            failures += 1
 
     def _found(self) -> None:
         if not self.connected:

@@ -2,7 +2,8 @@
 
 :class:`Poster` wraps the Web API client: every string of every message (text, blocks, file
 content) passes :func:`daemon.redact.redact` first, and a ``429`` answer is retried after the
-``Retry-After`` seconds Slack asked for (bounded). :class:`StatusMessage` is the one status
+``Retry-After`` seconds Slack asked for (slack_sdk's own retry handler, added to the client).
+:class:`StatusMessage` is the one status
 message of a job: edits are coalesced so that at most one ``chat.update`` goes out per
 ``interval`` seconds, always with the newest text.
 """
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 from daemon.redact import redact
@@ -23,7 +25,6 @@ from daemon.redact import redact
 log = logging.getLogger("troupe.slack")
 
 MAX_RATE_LIMIT_RETRIES = 4
-MAX_RETRY_AFTER_S = 60.0
 
 
 def scrub(value: Any) -> Any:
@@ -37,26 +38,39 @@ def scrub(value: Any) -> Any:
     return value
 
 
+class RateLimitWaits(AsyncRateLimitErrorRetryHandler):
+    """slack_sdk's 429 handler (it waits the ``Retry-After`` Slack sent, then retries), counting
+    and logging each wait."""
+
+    def __init__(self) -> None:
+        super().__init__(max_retry_count=MAX_RATE_LIMIT_RETRIES)
+        self.waited = 0
+
+    async def prepare_for_next_attempt_async(self, **kwargs: Any) -> None:
+        self.waited += 1
+        request = kwargs.get("request")
+        log.warning("Slack rate-limited %s; retrying after the Retry-After it sent", getattr(request, "url", "a call"))
+        await super().prepare_for_next_attempt_async(**kwargs)
+
+
 class Poster:
     def __init__(self, client: AsyncWebClient) -> None:
         self.client = client
-        self.rate_limited = 0  # how many 429 answers were waited out (for tests and logs)
+        installed = [h for h in client.retry_handlers if isinstance(h, RateLimitWaits)]
+        self.rate_limits = installed[0] if installed else RateLimitWaits()
+        if not installed:
+            client.retry_handlers.append(self.rate_limits)
+
+    @property
+    def rate_limited(self) -> int:
+        """How many 429 answers were waited out (for tests and logs)."""
+        return self.rate_limits.waited
 
     async def call(self, method: str, **kwargs: Any) -> dict[str, Any]:
-        """``client.<method>(**kwargs)`` with redaction and 429 handling; raises SlackApiError otherwise."""
-        kwargs = scrub(kwargs)
-        for attempt in range(MAX_RATE_LIMIT_RETRIES + 1):
-            try:
-                response = await getattr(self.client, method)(**kwargs)
-                return dict(response.data) if isinstance(response.data, dict) else {}
-            except SlackApiError as exc:
-                if exc.response.status_code != 429 or attempt == MAX_RATE_LIMIT_RETRIES:
-                    raise
-                wait = _retry_after(exc.response.headers)
-                self.rate_limited += 1
-                log.warning("Slack rate-limited %s; retrying in %.1fs", method, wait)
-                await asyncio.sleep(wait)
-        raise AssertionError("unreachable")
+        """``client.<method>(**kwargs)`` with redaction (429s are waited out by the client); raises
+        SlackApiError otherwise."""
+        response = await getattr(self.client, method)(**scrub(kwargs))
+        return dict(response.data) if isinstance(response.data, dict) else {}
 
     async def post(self, channel: str, thread_ts: str | None, text: str, **kwargs: Any) -> str | None:
         data = await self.call("chat_postMessage", channel=channel, thread_ts=thread_ts, text=text,
@@ -81,18 +95,6 @@ class Poster:
     async def upload(self, channel: str, thread_ts: str, content: str, filename: str, title: str) -> None:
         await self.call("files_upload_v2", channel=channel, thread_ts=thread_ts, content=content,
                         filename=filename, title=title)
-
-
-def _retry_after(headers: Any) -> float:
-    raw = None
-    if headers:
-        raw = headers.get("Retry-After") or headers.get("retry-after")
-        if isinstance(raw, list):
-            raw = raw[0] if raw else None
-    try:
-        return min(MAX_RETRY_AFTER_S, max(0.0, float(raw))) if raw is not None else 1.0
-    except ValueError:
-        return 1.0
 
 
 class StatusMessage:

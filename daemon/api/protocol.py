@@ -170,6 +170,22 @@ class RegisterWorkspace(Message):
 
 
 @dataclass
+class FilesSaved(Message):
+    """An editor saved these files (relative to ``root``, a registered workspace) where the daemon's
+    watcher does not see saves: the daemon decides what they start, as for a watched save."""
+
+    root: str
+    files: list[str]
+
+    def validate(self) -> None:
+        if not self.root.startswith("/"):
+            raise ProtocolError(f"root must be an absolute path, got {self.root!r}")
+        for name in self.files:
+            if name.startswith("/") or ".." in name.split("/"):
+                raise ProtocolError(f"files: {name!r} must be relative to the workspace and stay inside it")
+
+
+@dataclass
 class ViewerLinkRequest(Message):
     """A link to the run viewer: on one job (an id, or a unique prefix of one), else on the job list."""
 

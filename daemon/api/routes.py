@@ -19,6 +19,7 @@ from daemon.api.protocol import (
     Answer,
     ApplyChange,
     EventList,
+    FilesSaved,
     FindingList,
     FindingUpdate,
     JobList,
@@ -310,6 +311,15 @@ async def register_workspace(request: web.Request) -> web.Response:
                                     overrides=body.settings.overrides() if body.settings is not None else None)
     return answer(views.workspace_info(ws, watching=d.watch.is_watching(ws.root), mode=d.watch.mode(ws.root)),
                   status=201)
+
+
+@routes.post(f"{PREFIX}/saves")
+async def files_saved(request: web.Request) -> web.Response:
+    d = daemon(request)
+    body = await read_body(request, FilesSaved)
+    ws = await workspace_for(d, body.root)
+    await d.watch.saved(ws.root, body.files)
+    return answer(views.workspace_info(ws, watching=d.watch.is_watching(ws.root), mode=d.watch.mode(ws.root)))
 
 
 @routes.delete(f"{PREFIX}/workspaces/{{workspace_id}}")

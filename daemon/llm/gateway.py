@@ -26,7 +26,6 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
 from daemon.config import ModelSettings
@@ -34,6 +33,7 @@ from daemon.llm.budget import Budget, Usage
 from daemon.llm.errors import LLMBadResponse, LLMError, LLMNotConfigured, LLMUnavailable
 from daemon.llm.repetition import loop_cut, trim_loop
 from daemon.redact import redact, register_secret
+from daemon.retry import Backoff, retry_after
 
 log = logging.getLogger("troupe.llm")
 
@@ -148,15 +148,9 @@ def _retry_after(exc: BaseException) -> float | None:
             value = headers.get("retry-after") or headers.get("Retry-After")
         except AttributeError:
             continue
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value))
-        except (TypeError, ValueError):
-            try:
-                return max(0.0, parsedate_to_datetime(str(value)).timestamp() - time.time())
-            except (TypeError, ValueError):
-                continue
+        seconds = retry_after(value)
+        if seconds is not None:
+            return seconds
     return None
 
 
@@ -380,8 +374,7 @@ class Gateway:
     def _backoff(self, attempt: int, retry_after: float | None) -> float | None:
         if retry_after is not None:
             return None if retry_after > _RETRY_AFTER_CAP else retry_after + random.uniform(0, 0.1)
-        base = min(self.settings.backoff_max, self.settings.backoff_base * 2 ** (attempt - 1))
-        return base * random.uniform(0.5, 1.0)
+        return Backoff(self.settings.backoff_base, self.settings.backoff_max, spread=0.5).delay(attempt - 1)
 
 
 async def _close(stream: Any) -> None:

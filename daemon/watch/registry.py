@@ -28,6 +28,7 @@ class WatchRegistry:
         self.options = options
         self.submit, self.is_queued, self.publish = submit, is_queued, publish
         self._watching: dict[str, tuple[RepoWatcher, SaveTrigger]] = {}
+        self._unwatched: dict[str, SaveTrigger] = {}  # root -> the trigger of saves editors report
         self._overrides: dict[str, dict[str, Any]] = {}  # root -> its editor overrides (daemon.config)
         self._changing = asyncio.Lock()  # add/remove wait on a thread: two at once must not both start a watcher
 
@@ -47,10 +48,7 @@ class WatchRegistry:
         async with self._changing:
             if root in self._watching:
                 return self._watching[root][0].mode
-            trigger = SaveTrigger(Path(root), self.submit, self.is_queued, self.publish,
-                                  files_per_job=self.options.files_per_job,
-                                  jobs_per_minute=self.options.jobs_per_minute,
-                                  overrides=lambda: self._overrides.get(root))
+            trigger = self._unwatched.pop(root, None) or self._trigger(root)
             watcher = RepoWatcher(Path(root), trigger.on_change, debounce=self.options.debounce,
                                   force_polling=self.options.force_polling, poll_interval=self.options.poll_interval)
             await asyncio.to_thread(watcher.start)  # walking a big tree to add watches takes a moment
@@ -59,6 +57,20 @@ class WatchRegistry:
         if watcher.mode == "polling" and not self.options.force_polling:
             trigger.notice("polling", [], watcher.note)
         return watcher.mode
+
+    def _trigger(self, root: str) -> SaveTrigger:
+        return SaveTrigger(Path(root), self.submit, self.is_queued, self.publish,
+                           files_per_job=self.options.files_per_job, jobs_per_minute=self.options.jobs_per_minute,
+                           overrides=lambda: self._overrides.get(root))
+
+    async def saved(self, root: str, files: list[str]) -> None:
+        """Files an editor saved in ``root``: the same decision as for a save the watcher sees (review
+        on save, tests on save, the per-minute cap), made by the workspace's one trigger."""
+        if root in self._watching:
+            trigger = self._watching[root][1]
+        else:
+            trigger = self._unwatched.setdefault(root, self._trigger(root))
+        await trigger.on_change([Path(root) / name for name in files])
 
     async def remove(self, root: str) -> bool:
         async with self._changing:

@@ -5,21 +5,18 @@
 * change: findings and lint move with the edits; those on lines whose text changed disappear;
   the buffer is linted again once typing pauses (:data:`lsp.lint.CHANGE_PAUSE_S`).
 * save: the buffer is linted at once, and the saved text becomes the review baseline. The
-  daemon's watcher reviews saved files of registered workspaces, so the server does NOT submit
-  a review too (that would double every job); only when the daemon says it is not watching a
-  workspace does the server submit the review itself (and the tests, with ``testOnSave``; no
-  review with ``reviewOnSave`` false). Either way the findings arrive on the event stream.
+  daemon's watcher sees saves in registered workspaces, so the server submits nothing (that
+  would double every job); only when the daemon says it is not watching a workspace does the
+  server tell it of the save (``POST /v1/saves``), and the daemon decides, as for a watched
+  save, what it starts (``reviewOnSave``, ``testOnSave``). The findings arrive on the event stream.
 * close: the document's diagnostics are cleared.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from lsprotocol import types
 
-from daemon.api.protocol import JobInfo, JobKind, SubmitJob, WorkspaceSettings
-from daemon.client import DaemonClient, DaemonError
+from daemon.client import DaemonError
 from daemon.lint import text_hash
 from lsp.documents import OpenDocument, skip_reason
 from lsp.lint import CHANGE_PAUSE_S
@@ -72,20 +69,13 @@ def register(server: TroupeServer) -> None:
         text = ls.workspace.get_text_document(doc.uri).source
         doc.saved(ls.current_lines(doc), text_hash(text))
         ls.lint_soon(doc)
-        if doc.root is None or doc.relative is None or ls.watching.get(doc.root, True):
-            return  # the daemon's watcher reviews this save (and obeys reviewOnSave / testOnSave)
-        wanted = ls.overrides or WorkspaceSettings()
-        kinds: list[JobKind] = []
-        if wanted.review_on_save is not False:
-            kinds.append("review")
-        if wanted.test_on_save:
-            kinds.append("test")
-        for kind in kinds:
-            request = SubmitJob(kind=kind, workspace=doc.root, files=[doc.relative], options={"trigger": "save"})
-            try:
-                await ls.link.call(_submitter(request))
-            except DaemonError as exc:
-                ls.log_line(f"{kind} of {doc.relative} not started: {exc}", types.MessageType.Warning)
+        root, relative = doc.root, doc.relative
+        if root is None or relative is None or ls.watching.get(root, True):
+            return  # the daemon's watcher saw this save
+        try:  # the daemon decides what it starts (reviewOnSave, testOnSave), as for a watched save
+            await ls.link.call(lambda c: c.saved(root, [relative]))
+        except DaemonError as exc:
+            ls.log_line(f"the save of {relative} was not reported to the daemon: {exc}", types.MessageType.Warning)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TroupeServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -95,6 +85,3 @@ def register(server: TroupeServer) -> None:
         if doc is not None:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=[]))
 
-
-def _submitter(request: SubmitJob) -> Callable[[DaemonClient], Awaitable[JobInfo]]:
-    return lambda client: client.submit(request)
