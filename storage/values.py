@@ -12,10 +12,13 @@ import posixpath
 import time
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 E = TypeVar("E", bound=StrEnum)
-R = TypeVar("R")
+R = TypeVar("R", bound="DataclassInstance")
 
 
 def now() -> float:
@@ -90,7 +93,7 @@ def from_json(raw: str | None) -> Any:
 
 def record(cls: type[R], row: dict[str, Any], **overrides: Any) -> R:
     """A record dataclass from a row, ignoring columns the record does not name."""
-    fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
+    fields = cls.__dataclass_fields__
     return cls(**{name: overrides.get(name, row.get(name)) for name in fields})
 
 

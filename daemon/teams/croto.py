@@ -25,7 +25,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from daemon.agents.accounting import Tally
 from daemon.agents.context import RunContext
@@ -206,14 +206,15 @@ class CrossTeams:
         outcome.test_report, outcome.change = report, None if change.empty else change
         return outcome
 
-    def _outcome(self, status: str, final: Solution | None, started: float, error: str | None = None) -> TeamsOutcome:
+    def _outcome(self, status: Literal["succeeded", "failed"], final: Solution | None, started: float,
+                 error: str | None = None) -> TeamsOutcome:
         total = Tally()
         for tally in [*self.usage, self.pool_usage]:
             total.merge(tally)
         total.seconds = time.monotonic() - started
         teams = [{**r, "usage": self.usage[r["team"]].to_dict()} for r in self.reports]
         teams.append({"team": "pool", "usage": self.pool_usage.to_dict()})
-        outcome = TeamsOutcome(status, self.chain.name, usage=total, error=error,  # type: ignore[arg-type]
+        outcome = TeamsOutcome(status, self.chain.name, usage=total, error=error,
                                teams=teams, pools=self.pools)
         if final is not None:
             outcome.conclusions = dict(final.conclusions)
