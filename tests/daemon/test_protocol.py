@@ -53,6 +53,7 @@ def test_every_message_type_has_a_json_round_trip() -> None:
                     "watch_saves_seen": 0, "watch_jobs_started": 0, "watch_files_skipped": 0},
         "ErrorBody": {"code": "bad_request", "message": "m"},
         "LintRequest": {"path": "/r/a.py", "text": "import os\n"},
+        "FilesSaved": {"root": "/r", "files": ["a.py"]},
         "LintEdit": {"start_line": 1, "start_col": 1, "end_line": 2, "end_col": 1, "text": ""},
         "LintFix": {"message": "Remove unused import", "applicability": "safe",
                     "edits": [{"start_line": 1, "start_col": 1, "end_line": 2, "end_col": 1, "text": ""}]},

@@ -178,7 +178,7 @@ async def test_the_build_suite_end_to_end_at_two_items_scores_both_rows_the_same
     bare_prompts = llm.prompts_containing("Reply with every file of the program")
     assert len(bare_prompts) == 2 and all("`python main.py` starts the program" in p.last_user for p in bare_prompts)
     assert dice_bare.calls == 1 and dice_bare.prompt_tokens > 0 and dice_bare.completion_tokens > 0
-    assert dice_team.calls > 5 and dice_team.prompt_tokens > dice_bare.prompt_tokens
+    assert dice_team.calls > dice_bare.calls and dice_team.prompt_tokens > dice_bare.prompt_tokens
     # the paper's Quality, with ChatDev's scores and with ours
     team, bare = quality([dice_team, words_team]), quality([dice_bare, words_bare])
     consistency = (dice_team.scores["consistency"] + words_team.scores["consistency"]) / 2
