@@ -46,6 +46,7 @@ from daemon.llm.local_models import (
     local_model_enabled,
 )
 from daemon.redact import register_secret
+from daemon.retry import Backoff
 
 log = logging.getLogger("troupe.local")
 
@@ -54,6 +55,7 @@ MODEL_FILE, MODEL_ALIAS, MODEL_SHA256, MODEL_SIZE = QWEN_05B.file, QWEN_05B.name
 PART_MODULES = QWEN_05B.part_modules
 CONTEXT_TOKENS = 4096
 LOCAL_TIMEOUT = 600.0  # seconds per call: ~5-40 tokens/s on two cores
+RESTART_BACKOFF = Backoff(first=2.0, cap=30.0)  # between restarts of a local model server that died
 __all__ = ["MODELS", "RUNTIME", "LocalModel", "LocalModelError", "LocalModelServer", "UnknownLocalModel", "choose",
            "choose_threads", "ensure_model", "install_hint", "last_speed", "local_model_enabled",
            "local_model_installed", "model_path", "runtime_version", "verify_model"]
@@ -81,7 +83,10 @@ def local_model_installed(spec: LocalModelSpec = QWEN_05B) -> bool:
 
 def choose_threads(setting: int | None = None) -> tuple[int, str]:
     """Threads for the server and why: ``setting`` when given, else the cores this process may use less
-    the machine's load (on a busy two-core box one thread beats two: bench/RESULTS.md), at least 1."""
+    the machine's load, leaving one core to the rest of the machine, at least 1. The server keeps its
+    threads for its life, and llama.cpp's threads wait on each other: on two cores, two threads gave
+    21.7 tokens/s idle but 0.5 once another process took a core, one thread 13.4 and 12.4
+    (bench/RESULTS.md), so a two-core machine gets one."""
     if setting:
         return max(1, setting), "set"
     try:
@@ -93,7 +98,7 @@ def choose_threads(setting: int | None = None) -> tuple[int, str]:
     except OSError:
         load = 0.0
     free = int(cores - load + 0.5)
-    return max(1, min(cores, 8, free)), f"auto: {cores} cores, load {load:.2f}"
+    return max(1, min(cores - 1, 8, free)), f"auto: {cores} cores, load {load:.2f}"
 
 
 def _free_port() -> int:
@@ -239,7 +244,7 @@ class LocalModelServer:
                 return
             log.warning("local model server exited with %s; restarting (%d/%d)", code, self.restarts,
                         self.max_restarts)
-            await asyncio.sleep(min(30.0, 2.0 ** self.restarts))
+            await RESTART_BACKOFF.wait(self.restarts - 1)  # 2, 4, 8 … 30 s
             try:
                 await self._spawn(180.0)
             except LocalModelError as exc:

@@ -136,9 +136,12 @@ def test_model_local_and_threads_come_from_the_repository_file_and_the_environme
 def test_threads_follow_the_free_cores_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
     assert choose_threads(3) == (3, "set")
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
-    for load, threads in ((0.1, 2), (0.9, 1), (1.6, 1), (5.0, 1)):
+    for load, threads in ((0.0, 1), (0.9, 1), (1.6, 1), (5.0, 1)):  # one core left to the rest of the machine
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
         assert choose_threads(None) == (threads, f"auto: 2 cores, load {load:.2f}")
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(16)))
     monkeypatch.setattr(os, "getloadavg", lambda: (3.0, 3.0, 3.0))
     assert choose_threads(None)[0] == 8  # a cap: more threads than that stop paying on CPU inference
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3})
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    assert choose_threads(None)[0] == 3
