@@ -21,6 +21,12 @@ Example ``.troupe.toml``::
     on_save = true
     [test]
     command = "pytest -q"
+
+The store is daemon-wide, so it is set only in the user file (or ``TROUPE_STORE_URL``, which
+wins): :func:`store_target`::
+
+    [store]
+    url = "postgresql://troupe:PASSWORD@db.internal:5432/troupe"   # default: troupe.db in TROUPE_HOME
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon.paths import user_config_path
+from daemon.paths import database_path, user_config_path
 
 
 class ConfigError(ValueError):
@@ -62,6 +68,9 @@ class ModelSettings:
     context_window: int = 16384
     local: str | None = None  # the local model when none is configured (daemon/llm/local_models.py)
     threads: int | None = None  # the local model's threads (None: chosen from the cores and the load)
+    # Sampling temperature of every call that names none (Croto's teams name theirs). 0: the same code
+    # gets the same review and the same fix, and an evaluation's rows can be compared.
+    temperature: float | None = 0.0
 
     def for_role(self, role: str | None) -> str | None:
         if role and role in self.roles:
@@ -123,9 +132,12 @@ def _apply(settings: Settings, data: dict[str, Any], source: str) -> None:
     m = settings.model
     for key, kind in (("default", str), ("api_base", str), ("timeout", (int, float)),
                       ("max_retries", int), ("backoff_base", (int, float)), ("backoff_max", (int, float)),
-                      ("concurrency", int), ("context_window", int), ("local", str), ("threads", int)):
+                      ("concurrency", int), ("context_window", int), ("local", str), ("threads", int),
+                      ("temperature", (int, float))):
         if key in model:
             setattr(m, key, _expect(model[key], kind, f"{source}: model.{key}"))
+    if m.temperature is not None and not 0 <= m.temperature <= 2:
+        raise ConfigError(f"{source}: model.temperature must be from 0 to 2, got {m.temperature!r}")
     if "api_key" in model:
         m.api_key = Secret(_expect(model["api_key"], str, f"{source}: model.api_key"))
     roles = _expect(model.get("roles", {}), dict, f"{source}: [model.roles]")
@@ -178,10 +190,13 @@ def load_settings(root: Path | None = None, *, env: bool = True) -> Settings:
         for name, attr, kind in (("TROUPE_LLM_TIMEOUT", "timeout", float),
                                  ("TROUPE_LLM_RETRIES", "max_retries", int),
                                  ("TROUPE_LLM_CONCURRENCY", "concurrency", int),
-                                 ("TROUPE_LOCAL_THREADS", "threads", int)):
+                                 ("TROUPE_LOCAL_THREADS", "threads", int),
+                                 ("TROUPE_TEMPERATURE", "temperature", float)):
             value = _env_number(name, kind)
             if value is not None:
                 setattr(m, attr, value)
+        if m.temperature is not None and not 0 <= m.temperature <= 2:
+            raise ConfigError(f"environment variable TROUPE_TEMPERATURE must be from 0 to 2, got {m.temperature!r}")
         tokens = _env_number("TROUPE_BUDGET_TOKENS", int)
         dollars = _env_number("TROUPE_BUDGET_DOLLARS", float)
         if tokens is not None:
@@ -189,6 +204,22 @@ def load_settings(root: Path | None = None, *, env: bool = True) -> Settings:
         if dollars is not None:
             settings.budget.dollars = dollars
     return settings
+
+
+def store_target() -> Secret | Path:
+    """Where the daemon's store lives: ``TROUPE_STORE_URL``, else ``url`` in the user file's ``[store]``,
+    else ``troupe.db`` in TROUPE_HOME. A ``postgresql://`` URL (a Secret: it may hold a password) is a
+    PostgreSQL database; any other value is the path of a SQLite file."""
+    from storage.location import is_url
+
+    raw = os.environ.get("TROUPE_STORE_URL", "").strip()
+    user = user_config_path()
+    if not raw and user.is_file():
+        table = _expect(_read_toml(user).get("store", {}), dict, f"{user}: [store]")
+        raw = _expect(table.get("url", ""), str, f"{user}: store.url").strip()
+    if not raw:
+        return database_path()
+    return Secret(raw) if is_url(raw) else Path(raw).expanduser()
 
 
 OVERRIDE_KEYS = ("model", "review_on_save", "test_on_save")

@@ -220,8 +220,11 @@ class Gateway:
             kwargs["api_base"] = self.settings.api_base
         if self.settings.api_key:
             kwargs["api_key"] = self.settings.api_key.reveal()
+        if temperature is None:
+            temperature = self.settings.temperature
         if temperature is not None:
             kwargs["temperature"] = temperature
+            kwargs["drop_params"] = True  # a model that takes no temperature (OpenAI's o-series) is still asked
         kwargs["max_tokens"] = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
         points = cache_points(litellm, name, messages)
         if points:

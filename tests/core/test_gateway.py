@@ -57,6 +57,29 @@ async def test_streaming_delivers_deltas_and_usage(fake_llm: FakeLLM) -> None:
     assert reply.usage.completion_tokens == estimate_tokens("one two three four five")
 
 
+async def test_calls_are_greedy_unless_a_temperature_is_configured_or_named(fake_llm: FakeLLM) -> None:
+    fake_llm.add_rule("hello there", user="Say hello")
+    await gateway(fake_llm).complete(HELLO)
+    assert fake_llm.requests[-1].body["temperature"] == 0  # the same code gets the same review
+    await gateway(fake_llm, temperature=0.7).complete(HELLO)
+    assert fake_llm.requests[-1].body["temperature"] == 0.7
+    await gateway(fake_llm, temperature=0.7).complete(HELLO, temperature=1.0)  # a Croto team names its own
+    assert fake_llm.requests[-1].body["temperature"] == 1.0
+    await gateway(fake_llm, temperature=None).complete(HELLO)
+    assert "temperature" not in fake_llm.requests[-1].body  # the provider's default
+
+
+def test_a_temperature_out_of_range_is_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from daemon.config import ConfigError, load_settings
+    (tmp_path / ".troupe.toml").write_text("[model]\ntemperature = 3\n")
+    with pytest.raises(ConfigError, match="temperature must be from 0 to 2, got 3"):
+        load_settings(tmp_path, env=False)
+    (tmp_path / ".troupe.toml").write_text("[model]\ntemperature = 0.4\n")
+    assert load_settings(tmp_path, env=False).model.temperature == 0.4
+    monkeypatch.setenv("TROUPE_TEMPERATURE", "0.9")
+    assert load_settings(tmp_path).model.temperature == 0.9
+
+
 async def test_model_per_role_is_used(fake_llm: FakeLLM) -> None:
     settings = ModelSettings(default="openai/general", roles={"reviewer": "openai/sharp-eyes"},
                              api_base=fake_llm.api_base, api_key=Secret("sk-x-123456789"))
