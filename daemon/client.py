@@ -60,6 +60,7 @@ from daemon.api.protocol_experience import (
     ExperienceUpdate,
     ImportResult,
 )
+from daemon.payloads import JobStateData
 from daemon.retry import RECONNECT
 
 log = logging.getLogger("troupe.client")
@@ -284,7 +285,7 @@ class DaemonClient:
                     failures = 0
                     last = int(event_id) if event_id.isdigit() else last
                     yield event
-                    if event.kind == "job_state" and event.data.get("state") in FINAL_STATES:
+                    if isinstance(state := event.payload, JobStateData) and state.state in FINAL_STATES:
                         return
                 info = await self.job(job_id)  # the stream ended without a final state: restarting?
                 if info.state in FINAL_STATES and info.last_seq <= last:

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from daemon.payloads import Payload
 
 
 class EventKind(StrEnum):
@@ -40,6 +43,13 @@ class Event:
     job_id: str | None = None
     seq: int | None = None
     at: float | None = None
+
+    @property
+    def payload(self) -> Payload:
+        """``data`` as its kind's record (match on its class); PayloadError when it does not fit."""
+        from daemon.payloads import payload  # payloads imports EventKind from here
+
+        return payload(self.kind, self.data)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

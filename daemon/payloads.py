@@ -7,8 +7,8 @@ msgspec where data crosses an edge: :func:`payload` when the daemon records an e
 client reads one, :func:`job_result` when a client reads a job. Every field has a default (a
 clipped event keeps only ``text``); unknown fields are kept on the wire and ignored here.
 
-``vscode-extension/src/common/protocol.generated.ts`` is generated from these records and
-:mod:`daemon.api.protocol` (``python -m daemon.api.typescript``); a test fails when it drifts.
+``vscode-extension/src/common/daemon.generated.ts`` is generated from these records and
+:mod:`daemon.messages` (``python -m daemon.api.typescript``); a test fails when it drifts.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ class ChangeProposedData(Payload, frozen=True):
 
 
 class FindingData(Payload, frozen=True):
-    """One finding (the fields of ``daemon.api.protocol.FindingInfo``); 1-based lines."""
+    """One finding (the fields of ``daemon.messages.FindingInfo``); 1-based lines."""
 
     id: int = 0
     file: str = ""

@@ -32,9 +32,9 @@ from daemon.api.protocol import (
     T,
     WorkspaceList,
 )
-from daemon.api.schema import TOO_DEEP, plain_json
 from daemon.api.state import DAEMON, MAX_BODY, DaemonState
 from daemon.experience.learnings import record_learning
+from daemon.schema import TOO_DEEP, plain_json
 
 MAX_ID = 2**63 - 1  # SQLite's INTEGER
 
@@ -51,7 +51,7 @@ BODY_TIMEOUT = web.AppKey("troupe_body_timeout", float)
 async def read_body(request: web.Request, cls: type[T]) -> T:
     """The request's JSON body as ``cls``: a 413 for a body over the limit (told or sent), a 408 when
     it does not arrive in time (a Content-Length that lies), a 400 for anything that is not plain JSON
-    text (see :func:`daemon.api.schema.plain_json`)."""
+    text (see :func:`daemon.schema.plain_json`)."""
     limit = request.app[MAX_BODY]
     if request.content_length is not None and request.content_length > limit:
         raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=request.content_length)

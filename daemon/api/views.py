@@ -24,20 +24,24 @@ from daemon.api.protocol import (
     WorkspaceInfo,
     WorkspaceSettings,
 )
+from daemon.jobs.describe import job_title, tests_failed
 from daemon.jobs.progress import advance
-from daemon.payloads import JobProgress, PendingQuestion
+from daemon.payloads import JobProgress, JobResult, PayloadError, PendingQuestion, ResultUsage, job_result
 
 
 def job_info(job: Any, *, workspace: str | None, usage: Any = None,
              question: tuple[str, str] | None = None, progress: JobProgress | None = None) -> JobInfo:
     result = job.result if isinstance(job.result, dict) else ({"value": job.result} if job.result else None)
+    try:
+        outcome = job_result(result)
+    except PayloadError:  # not written by this daemon: shown as it is, read as empty
+        outcome = JobResult()
     if usage is not None:
         totals = Usage(usage.prompt_tokens, usage.completion_tokens, float(usage.cost),
                        int(getattr(usage, "cached_prompt_tokens", 0)))
     else:
-        stored = (result or {}).get("usage") or {}
-        totals = Usage(int(stored.get("prompt_tokens", 0)), int(stored.get("completion_tokens", 0)),
-                       float(stored.get("cost", 0.0)), int(stored.get("cached_prompt_tokens", 0)))
+        stored = outcome.usage or ResultUsage()
+        totals = Usage(stored.prompt_tokens, stored.completion_tokens, stored.cost, stored.cached_prompt_tokens)
     return JobInfo(
         id=job.id, kind=cast(JobKind, str(job.kind)), state=job_state(job), priority=job.priority, workspace=workspace,
         request=job.request or {}, result=result, error=job.error, created_at=job.created,
@@ -47,37 +51,12 @@ def job_info(job: Any, *, workspace: str | None, usage: Any = None,
         progress=progress or JobProgress(  # not followed live: what the job's row says
             state=str(job.state), phase=job.last_phase, tokens=totals.total_tokens, cost=totals.cost,
             question=PendingQuestion(question_id=question[0], text=question[1]) if question else None,
-            change_id=(result or {}).get("change_id")),
+            change_id=outcome.change_id),
     )
 
 
 def job_state(job: Any) -> JobState:
     return cast(JobState, str(job.state))
-
-
-def job_title(kind: str, request: dict[str, Any]) -> str:
-    """A job as a person names it, computed once here for every surface: "review on save: app.py",
-    "tests: test_app.py", "change: make add() take three numbers"."""
-    given = request.get("options")
-    options: dict[str, Any] = given if isinstance(given, dict) else {}
-    on_save = " on save" if options.get("trigger") == "save" else ""
-    files = [f for f in request.get("files") or [] if isinstance(f, str)]
-    named = ", ".join(files[:3]) + (f" (+{len(files) - 3} more)" if len(files) > 3 else "")
-    if kind == "review":
-        return f"review{on_save}: {named or 'the diff'}"
-    if kind == "test":
-        return f"tests{on_save}: {named or 'all'}"
-    prompt = " ".join(str(request.get("prompt") or "").split())
-    return f"{kind}: {prompt[:70] + '…' if len(prompt) > 70 else prompt}" if prompt else kind
-
-
-def tests_failed(result: dict[str, Any] | None) -> str | None:
-    """What the job's own test run said when it failed (its result's ``test_report``), else None.
-    A run that found nothing to run (``ran`` false) is not a failure."""
-    report = (result or {}).get("test_report")
-    if not isinstance(report, dict) or report.get("ok") is not False or report.get("ran") is False:
-        return None
-    return str(report.get("summary") or f"{report.get('failed', '?')} test(s) failed")
 
 
 def event_info(event: Any, *, workspace: str | None, progress: JobProgress | None = None) -> StreamEvent:

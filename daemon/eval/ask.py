@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from daemon.api.protocol import SubmitJob
 from daemon.eval.scoring import numbered
 from daemon.eval.suite import Context, Item, ItemResult, Row
+from daemon.messages import SubmitJob
 
 DATA = Path(__file__).resolve().parent / "data" / "ask"
 BARE_MAX_TOKENS = 256

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from daemon.api.protocol import SubmitJob
 from daemon.eval.humanevalfix import buggy_module, load_items, run_item_tests
 from daemon.eval.scoring import parse_file_reply
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row
+from daemon.messages import SubmitJob
 
 TASK = "The function {entry} in {file} does not do what its docstring says; fix it."
 BARE_MAX_TOKENS = 1024

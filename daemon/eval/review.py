@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from daemon.api.protocol import SubmitJob
 from daemon.eval.humanevalfix import buggy_module, covers_bug, load_items, run_item_tests
 from daemon.eval.scoring import apply_line_fix, numbered, parse_line_findings
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row
+from daemon.messages import SubmitJob
 
 BARE_MAX_TOKENS = 512
 BARE_PROMPT = """Review this Python file, {file}, for bugs. Its lines are numbered.

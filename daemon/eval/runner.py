@@ -15,9 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from daemon.api.protocol import FINAL_STATES, JobInfo, SubmitJob, WorkspaceSettings
 from daemon.client import DaemonClient, DaemonError
 from daemon.eval.suite import Item, ItemResult, JobRun, Row, Suite
+from daemon.messages import FINAL_STATES, JobInfo, SubmitJob, WorkspaceSettings
+from daemon.payloads import ResultUsage, UsageData
 
 log = logging.getLogger("troupe.eval")
 
@@ -80,33 +81,33 @@ class DaemonContext:
         return info, False
 
     async def _run_of(self, info: JobInfo, timed_out: bool, waited: float) -> JobRun:
-        result = dict(info.result or {})
-        stored = result.get("usage")
-        usage: dict[str, Any] = stored if isinstance(stored, dict) else {}
+        outcome = info.outcome
+        usage = outcome.usage or ResultUsage()
         findings = []
         if info.kind == "review" and info.workspace:
             findings = [f for f in await self.client.findings(info.workspace, state="all") if f.job_id == info.id]
-        change = await self.client.change(result["change_id"]) if result.get("change_id") else None
-        if isinstance(result.get("model"), str):
-            self.models_seen.add(result["model"])
+        change = await self.client.change(outcome.change_id) if outcome.change_id else None
+        if outcome.model:
+            self.models_seen.add(outcome.model)
         ran = (info.finished_at - info.started_at) if info.finished_at and info.started_at else waited
         calls = await self._calls(info)  # a cancelled job has no result: its events still count
-        capped = bool(result.get("capped")) or bool(_BUDGET_SPENT.search(info.error or "")) or any(
-            call.get("finish_reason") == "length" for call in calls)
+        capped = outcome.capped or bool(_BUDGET_SPENT.search(info.error or "")) or any(
+            call.finish_reason == "length" for call in calls)
         return JobRun(job_id=info.id, kind=info.kind, state="timeout" if timed_out else info.state,
                       error=f"no end after {self.job_timeout:.0f} s; cancelled" if timed_out else info.error,
-                      answer=str(result.get("answer") or ""), findings=findings, change=change,
-                      prompt_tokens=int(usage.get("prompt_tokens") or info.usage.prompt_tokens),
-                      completion_tokens=int(usage.get("completion_tokens") or info.usage.completion_tokens),
-                      calls=int(usage.get("calls") or len(calls)), seconds=round(ran, 3), capped=capped, result=result)
+                      answer=outcome.answer or "", findings=findings, change=change,
+                      prompt_tokens=usage.prompt_tokens or info.usage.prompt_tokens,
+                      completion_tokens=usage.completion_tokens or info.usage.completion_tokens,
+                      calls=usage.calls or len(calls), seconds=round(ran, 3), capped=capped,
+                      result=dict(info.result or {}))
 
-    async def _calls(self, info: JobInfo) -> list[dict[str, Any]]:
+    async def _calls(self, info: JobInfo) -> list[UsageData]:
         """The job's model calls as its usage events tell them (finish reason, cap, tokens)."""
         try:
             events = (await self.client.event_list(info.id)).events
         except DaemonError:
             return []
-        return [e.data for e in events if e.kind == "usage"]
+        return [data for e in events if isinstance(data := e.payload, UsageData)]
 
     @property
     def scratch(self) -> Path:

@@ -54,11 +54,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from daemon.api.protocol import ChangeInfo, SubmitJob
 from daemon.eval.srdd_data import load_sample
 from daemon.eval.srdd_run import chatdev_executability, executability, team_tests, virtual_display
 from daemon.eval.srdd_score import chatdev_completeness, code_files, consistency, mean, unfinished
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row
+from daemon.messages import ChangeInfo, SubmitJob
 from daemon.workspace.change import ProposedDiff, apply_change
 from daemon.workspace.edits import EditApplyError, EditParseError, apply_edits, parse_edits
 from daemon.workspace.interpreter import project_python

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from daemon.api.protocol import ChangeInfo, FindingInfo, SubmitJob
+    from daemon.messages import ChangeInfo, FindingInfo, SubmitJob
 
 Row = Literal["team", "bare"]
 ROWS: tuple[Row, ...] = ("team", "bare")

@@ -26,6 +26,7 @@ from daemon.experience.refine import MINED, batch_of, min_batch
 from daemon.experience.settings import ExperienceSettings
 from daemon.experience.text import clip
 from daemon.experience.workflow import StepPlan, plan_step, trajectory_steps
+from daemon.payloads import CodeStateData, ToolRunData
 
 if TYPE_CHECKING:
     from storage import AsyncStore
@@ -105,10 +106,11 @@ class JobExperience:
         self._emit = emit
 
         async def watching(event: Event) -> None:
-            if event.kind is EventKind.CODE_STATE:
-                self._state = int(event.data.get("index", self._state))
-            elif event.kind is EventKind.TOOL_RUN and event.data.get("tool") == "tests":
-                self._tests[self._state] = self._last_tests = bool(event.data.get("ok"))
+            data = event.payload
+            if isinstance(data, CodeStateData):
+                self._state = data.index
+            elif isinstance(data, ToolRunData) and data.tool == "tests":
+                self._tests[self._state] = self._last_tests = data.ok
             await emit(event)
 
         return watching

@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from daemon.api.protocol import COMPLETE_MAX_TOKENS
 from daemon.events import Event, EventKind, EventSink
 from daemon.jobs.executor import JobResult, RunningJob
 from daemon.llm.budget import Budget
 from daemon.llm.errors import LLMError
+from daemon.messages import COMPLETE_MAX_TOKENS
 
 
 async def run_complete(job: RunningJob, gateway: Any, budget: Budget, emit: EventSink) -> JobResult:

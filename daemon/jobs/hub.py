@@ -14,7 +14,7 @@ import collections
 import secrets
 from dataclasses import dataclass
 
-from daemon.api.protocol import StreamEvent
+from daemon.messages import StreamEvent
 
 
 @dataclass(eq=False)  # compared by identity: each stream is its own

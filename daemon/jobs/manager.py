@@ -17,17 +17,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from daemon.api.protocol import ACTIVE_STATES, StreamEvent, SubmitJob
-from daemon.api.views import job_title, tests_failed
 from daemon.errors import Conflict, Invalid, NotFound, TooLarge, Unavailable
 from daemon.events import Event, EventKind
+from daemon.jobs.describe import job_title, tests_failed
 from daemon.jobs.executor import JobExecutor, JobResult, RunningJob
 from daemon.jobs.hub import EventHub
 from daemon.jobs.newest import superseding
 from daemon.jobs.progress import advance, fold
 from daemon.jobs.questions import QuestionBook
 from daemon.jobs.slots import WorkerSlots
-from daemon.payloads import JobProgress
+from daemon.messages import ACTIVE_STATES, StreamEvent, SubmitJob
+from daemon.payloads import JobProgress, JobStateData, payload
 from daemon.redact import redact
 from storage.errors import StaleReview
 
@@ -65,7 +65,8 @@ class JobManager:
     async def _recover(self) -> None:
         for job in await self.store.list_jobs(state="running", limit=100_000):
             events = await self.store.events_after(job.id, 0)
-            resumes = sum(1 for e in events if e.kind == EventKind.JOB_STATE and e.data.get("resumed"))
+            resumes = sum(1 for e in events if isinstance(state := payload(e.kind, e.data), JobStateData)
+                          and state.resumed)
             where = f"last finished phase: {job.last_phase}" if job.last_phase else "no phase had finished"
             if self.executor.resumable and resumes < MAX_RESUMES:
                 await self.store.set_job_state(job.id, "queued")

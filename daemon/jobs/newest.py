@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from daemon.api.protocol import SubmitJob
+from daemon.messages import SubmitJob
 
 MAX_MERGED_FILES = 20  # a superseding review takes over at most this many files in all
 

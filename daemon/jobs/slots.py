@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from daemon.api.protocol import PRIORITIES
+from daemon.messages import PRIORITIES
 
 INTERACTIVE = PRIORITIES["interactive"]
 SHARED, RESERVED = "shared", "reserved"

@@ -15,9 +15,9 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from daemon.api.protocol import LintDiagnostic, LintEdit, LintFix, LintResult
 from daemon.lint import text_hash
 from daemon.lint.config import config_args
+from daemon.messages import LintDiagnostic, LintEdit, LintFix, LintResult
 from daemon.workspace.testing import ruff_command
 
 log = logging.getLogger("troupe.lint")

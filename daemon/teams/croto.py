@@ -36,6 +36,7 @@ from daemon.agents.placeholders import CODE_SUFFIXES
 from daemon.agents.runner import CONTEXT_SHARE, ChainRunner
 from daemon.agents.tools import report_to_dict
 from daemon.events import Event, EventKind, EventSink
+from daemon.payloads import CodeStateData, ToolRunData
 from daemon.teams.config import TeamsConfig
 from daemon.teams.merge import Merger
 from daemon.teams.pool import Pool
@@ -78,10 +79,10 @@ class _TeamEvents:
         self.emit, self.team, self.tests_fresh = emit, team, False
 
     async def __call__(self, event: Event) -> None:
-        if event.kind is EventKind.TOOL_RUN and event.data.get("tool") == "tests":
+        data = event.payload
+        if isinstance(data, ToolRunData) and data.tool == "tests":
             self.tests_fresh = True
-        elif event.kind is EventKind.CODE_STATE and any(str(f).endswith(CODE_SUFFIXES)
-                                                         for f in event.data.get("files", [])):
+        elif isinstance(data, CodeStateData) and any(f.endswith(CODE_SUFFIXES) for f in data.files):
             self.tests_fresh = False
         event.data["team"] = self.team
         await self.emit(event)

@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from daemon.api.protocol import WATCH_EVENT, StreamEvent, SubmitJob
 from daemon.config import ConfigError, Settings, load_settings, with_overrides
+from daemon.messages import WATCH_EVENT, StreamEvent, SubmitJob
 
 log = logging.getLogger("troupe.watch")
 

@@ -1,5 +1,6 @@
 """The core refuses with domain errors (daemon.errors); only the API edge turns them into HTTP."""
 
+import ast
 from pathlib import Path
 
 import daemon
@@ -24,3 +25,28 @@ def test_the_core_speaks_no_http() -> None:
                  if "ProtocolError" in path.read_text(encoding="utf-8")]
     assert offenders == [], "raise a daemon.errors kind instead; the API edge maps it to HTTP"
 
+
+
+# The HTTP edge and what sits above it: they may import daemon.api; nothing else under daemon/ may.
+EDGE = ("api/", "cli/", "viewer/",  # the edge and the adapters the daemon ships
+        "client.py",  # the API's own client: the other end of the wire
+        "service/daemon.py", "service/team.py")  # the processes that start a server
+
+
+def _imports_of(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names |= {node.module, *(f"daemon.{a.name}" for a in node.names if node.module == "daemon")}
+        elif isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+    return names
+
+
+def test_nothing_below_the_api_edge_imports_it() -> None:
+    root = Path(daemon.__file__).parent
+    offenders = sorted(f"{name}: {module}" for path in root.rglob("*.py")
+                       if not (name := path.relative_to(root).as_posix()).startswith(EDGE)
+                       and "eval/data/" not in name
+                       for module in _imports_of(path) if module == "daemon.api" or module.startswith("daemon.api."))
+    assert offenders == [], "import the values from daemon.messages / daemon.payloads, not the HTTP edge"

@@ -44,7 +44,7 @@ async def test_a_change_whose_tests_failed_says_so_in_the_job_the_change_and_the
 
 
 def test_a_test_run_with_nothing_to_run_is_not_reported_as_failed_tests() -> None:
-    from daemon.api.views import tests_failed
+    from daemon.jobs.describe import tests_failed
 
     assert tests_failed({"test_report": {"ok": False, "ran": False, "summary": "Nothing to run: no tests"}}) is None
     assert tests_failed({"test_report": {"ok": False, "ran": True, "summary": "Tests FAILED: 1 failed"}}) == (

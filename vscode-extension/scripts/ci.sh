@@ -31,7 +31,7 @@ step "npm ci (no install scripts: nothing here needs one)"
 rm -rf out
 npm ci --ignore-scripts --no-audit --no-fund
 
-step "generate the daemon's types (src/common/daemon.generated.ts from daemon/api/protocol.py)"
+step "generate the daemon's types (src/common/daemon.generated.ts from daemon/messages.py)"
 # The repository's Python (its virtualenv, else python3 with Troupe importable) writes them; without
 # one (the extension alone), the committed file is used: tests/vscode/test_protocol_types.py keeps it current.
 py=${TROUPE_PYTHON:-$PWD/../.venv/bin/python}

@@ -44,7 +44,7 @@ export const Notifications = {
 } as const;
 
 // The daemon's own types (JobInfo, StreamEvent, every event's data, JobProgress, JobResult, …) are
-// generated from daemon/api/protocol.py and daemon/payloads.py into daemon.generated.ts.
+// generated from daemon/messages.py and daemon/payloads.py into daemon.generated.ts.
 export {
   ACTIVE_STATES,
   FINAL_STATES,

@@ -1,7 +1,7 @@
 """How protocol types check themselves: a strict ``from_json`` (msgspec converts and type-checks
 the JSON against the dataclass; unknown fields, length limits and cross-field rules are checked
 here), and :class:`ProtocolError`, which the server answers as an HTTP error. The types are in
-:mod:`daemon.api.protocol`."""
+:mod:`daemon.messages`."""
 
 from __future__ import annotations
 
