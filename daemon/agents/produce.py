@@ -93,6 +93,9 @@ class Producer:
         focus = self.bench.focus_files()
         default = focus[0] if len(focus) == 1 else None
         reply, warnings = result.last_reply, []
+        # what is wrong, when the examples show it; without it a resend says nothing new, and costs the whole reply
+        failing = example_failures(self.bench.examples)
+        resend = phase.resend_unchanged and bool(failing)
         for attempt in range(phase.max_retries + 1):
             try:
                 if getattr(reply, "cut_at_cap", False):
@@ -113,13 +116,12 @@ class Producer:
                 if not phase.new_files:
                     self.refuse_new_files([e.path for e in edits if e.kind != "delete"])
                 changed = apply_edits(scratch, edits)
-                if changed or attempt == phase.max_retries or not phase.resend_unchanged:
+                if changed or attempt == phase.max_retries or not resend:
                     break
                 same = ", ".join(dict.fromkeys(e.path for e in edits))
-                failing = example_failures(self.bench.examples)  # what is wrong, when the examples show it
                 reply = await dialogue.correct(f"Your reply leaves {same} exactly as it was: nothing changed. "
                                                "Change the lines that are wrong, and send the file again."
-                                               + (f"\n\n{failing}" if failing else ""))
+                                               f"\n\n{failing}")
                 continue
             except (EditParseError, EditApplyError, PathOutsideWorkspace, NotEditable) as exc:
                 if attempt == phase.max_retries:
@@ -127,9 +129,10 @@ class Producer:
                                       f"{attempt + 1} tries; last problem: {exc}") from None
                 reply = await dialogue.correct(f"Your edits were not applied. {exc}")
         await self.record_state(phase, dialogue.prompt, changed)
-        if not changed and not phase.resend_unchanged:
+        if not changed and not resend:
+            why = "" if not phase.resend_unchanged else " (no failing docstring example to send back with it)"
             await self._say(EventKind.LOG, {"level": "info", "text": f"phase {phase.name!r}: the {phase.assistant} "
-                                            "kept the code as it was"}, phase.assistant)
+                                            f"kept the code as it was{why}"}, phase.assistant)
         elif not changed:
             warnings.append(f"phase {phase.name!r}: the {phase.assistant}'s edits changed no file after "
                             f"{phase.max_retries + 1} tries")

@@ -155,13 +155,28 @@ async def test_a_one_file_fix_is_asked_for_the_whole_file_without_examples_to_co
     assert "+    return a + b" in outcome.change.diff
 
 
-async def test_code_that_changes_nothing_is_sent_back(fake_llm, make_runner, tmp_path):
-    buggy = "def add(a, b):\n    return a - b\n"
+async def test_code_that_changes_nothing_is_sent_back_with_the_examples_that_fail(fake_llm, make_runner, tmp_path):
+    buggy = 'def add(a, b):\n    """The sum.\n\n    >>> add(2, 3)\n    5\n    """\n    return a - b\n'
     repo = write_tree(tmp_path / "repo", {"calc.py": buggy})
     fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
-    fake_llm.enqueue(f"```python calc.py\n{buggy}```", "```python calc.py\ndef add(a, b):\n    return a + b\n```")
+    fake_llm.enqueue(f"```python calc.py\n{buggy}```", f"```python calc.py\n{buggy.replace('a - b', 'a + b')}```")
     outcome = await make_runner().run(JobSpec(chain="change", task="add() subtracts; fix it", workspace=repo,
                                               files=["calc.py"]))
     assert outcome.status == "succeeded", outcome.error
-    assert fake_llm.requests[1].last_user.startswith("Your reply leaves calc.py exactly as it was: nothing changed.")
+    correction = fake_llm.requests[1].last_user
+    assert correction.startswith("Your reply leaves calc.py exactly as it was: nothing changed.")
+    assert "The docstring examples were run, and these fail:" in correction
     assert "+    return a + b" in outcome.change.diff and outcome.warnings == []
+
+
+async def test_code_that_changes_nothing_is_kept_without_a_resend_when_no_example_fails(fake_llm, make_runner,
+                                                                                      recorder, tmp_path):
+    code = "def add(a, b):\n    return a + b\n"
+    repo = write_tree(tmp_path / "repo", {"calc.py": code})
+    fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
+    fake_llm.default_reply = f"```python calc.py\n{code}```"
+    await make_runner().run(JobSpec(chain="change", task="make add() faster", workspace=repo, files=["calc.py"]))
+    assert len(fake_llm.prompts_containing("Make the change.")) == 1
+    assert not fake_llm.prompts_containing("nothing changed"), "a resend would say nothing new"
+    assert any("kept the code as it was (no failing docstring example" in e.data["text"]
+               for e in recorder.of(EventKind.LOG))
