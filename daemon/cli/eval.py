@@ -30,6 +30,9 @@ def add_eval_parser(sub: Any) -> None:
     rows.add_argument("--bare", dest="rows", action="store_const", const=("bare",), help="only the bare model's row")
     rows.add_argument("--both", dest="rows", action="store_const", const=("team", "bare"),
                       help="both rows (the default)")
+    rows.add_argument("--experience-split", action="store_true",
+                      help="does experience pay? the team learns on half the items (even positions), then runs "
+                      "the other, held-out half with experience off and on: a row per half and setting")
     p.add_argument("--data", metavar="PATH", help="the suite's data where it is not shipped (build: the SRDD CSV)")
     p.add_argument("--out", metavar="FILE", help="write the full results (every item, model, commit) as JSON")
     p.add_argument("--job-timeout", type=float, default=900.0, metavar="S",
@@ -46,20 +49,21 @@ class ProgressBar:
         self.suite, self.stream, self.live = suite, stream, stream.isatty()
         self.started = time.monotonic()
 
-    def __call__(self, result: Any, done: int, total: int) -> None:
+    def __call__(self, result: Any, done: int, total: int, label: str | None = None) -> None:
+        label = label or result.row
         mark = ("solved" if result.solved else "unsolved") + ("" if result.status == "ok" else f", {result.status}")
         elapsed = time.monotonic() - self.started
         if self.live:
             width = 24
             bar = "#" * (width * done // max(1, total))
-            self.stream.write(f"\r[{bar:<{width}}] {done}/{total} {result.item} {result.row}: {mark} "
+            self.stream.write(f"\r[{bar:<{width}}] {done}/{total} {result.item} {label}: {mark} "
                               f"({elapsed:.0f}s)\033[K")
             if done == total:
                 self.stream.write("\n")
         else:
             first = (result.error or "").strip().splitlines()[:1]
             why = f" — {first[0][:200]}" if first else ""
-            self.stream.write(f"{self.suite} {done}/{total} {result.item} {result.row}: {mark} "
+            self.stream.write(f"{self.suite} {done}/{total} {result.item} {label}: {mark} "
                               f"({result.seconds:.1f}s){why}\n")
         self.stream.flush()
 
@@ -76,8 +80,17 @@ def run_eval(args: argparse.Namespace) -> int:
         return 2
     rows = tuple(args.rows or ("team", "bare"))
     items = suite.items()[:args.limit] if args.limit else suite.items()
-    report = EvalReport(suite=suite.name, model=args.model or "", commit=source_commit(), items=[i.id for i in items],
-                        rows=list(rows), score_names=tuple(suite.score_names))
+    report: Any
+    if args.experience_split:
+        from daemon.eval.split import SplitReport, halves
+
+        learn, held = halves(items)
+        report = SplitReport(suite=suite.name, model=args.model or "", commit=source_commit(),
+                             learn=[i.id for i in learn], held_out=[i.id for i in held],
+                             score_names=tuple(suite.score_names))
+    else:
+        report = EvalReport(suite=suite.name, model=args.model or "", commit=source_commit(),
+                            items=[i.id for i in items], rows=list(rows), score_names=tuple(suite.score_names))
     started, status = time.monotonic(), 0
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` keeps the finished results as Ctrl-C does
     try:
@@ -105,6 +118,7 @@ async def _run(suite: Any, args: argparse.Namespace, report: Any) -> None:
     """Fill ``report.results`` as items finish (so an interrupted run keeps them)."""
     from daemon.client import DaemonClient
     from daemon.eval.runner import DaemonContext, run_suite
+    from daemon.eval.split import run_split
 
     progress = ProgressBar(suite.name)
 
@@ -112,13 +126,22 @@ async def _run(suite: Any, args: argparse.Namespace, report: Any) -> None:
         report.results.append(result)
         progress(result, done, total)
 
+    def on_arm(arm: Any, done: int, total: int) -> None:  # run_split keeps the results in the report itself
+        progress(arm.result, done, total, label=f"{arm.half} ({arm.experience})")
+
     async with DaemonClient() as client:
         await client.health()  # starts the daemon when it is not running (and says so when it cannot)
         ctx = DaemonContext(client, model=args.model, job_timeout=args.job_timeout, keep=args.keep)
         if args.keep:
             print(f"workspaces kept in {ctx.scratch}", file=sys.stderr)
         try:
-            await run_suite(suite, ctx, rows=tuple(report.rows), limit=args.limit, on_result=on_result)
+            if args.experience_split:
+                await run_split(suite, ctx, report, limit=args.limit, on_result=on_arm)
+                if report.learnt == 0:
+                    print("troupe: the learning half left no experience (none of its jobs succeeded, or experience "
+                          "is off in the daemon: TROUPE_EXPERIENCE=off, [experience] enabled = false)", file=sys.stderr)
+            else:
+                await run_suite(suite, ctx, rows=tuple(report.rows), limit=args.limit, on_result=on_result)
         finally:
             report.model = _model_used(args.model, sorted(ctx.models_seen))
             await ctx.close()

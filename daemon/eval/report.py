@@ -1,6 +1,6 @@
 """What ``troupe eval`` prints and saves: per row, solved and the suite's scores over the items,
-tokens, calls and seconds per item, and how many jobs failed or hit a cap; the JSON carries every
-item's result with the model, the commit and the item ids, so a run can be reproduced."""
+tokens, calls and seconds per item, tokens per solved item, and how many jobs failed or hit a cap;
+the JSON carries every item's result with the model, the commit and the item ids, so a run can be reproduced."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from daemon.eval.suite import ItemResult, Row
 
 @dataclass
 class RowSummary:
-    row: Row
+    row: str  # the row's label: team, bare, or an experience split's arm
     items: int
     solved: int
     scores: dict[str, float]
@@ -25,19 +25,43 @@ class RowSummary:
     seconds: float
     failed: int
     capped: int
+    tokens_per_solved: float | None  # prompt + completion tokens of the row / solved items; None: none solved
 
     @classmethod
-    def of(cls, row: Row, results: list[ItemResult], score_names: tuple[str, ...]) -> RowSummary:
+    def of(cls, row: str, results: list[ItemResult], score_names: tuple[str, ...]) -> RowSummary:
         n = len(results) or 1
 
         def mean(name: str) -> float:
             return round(sum(getattr(r, name) for r in results) / n, 1)
 
-        return cls(row=row, items=len(results), solved=sum(r.solved for r in results),
+        solved = sum(r.solved for r in results)
+        tokens = sum(r.prompt_tokens + r.completion_tokens for r in results)
+        return cls(row=row, items=len(results), solved=solved,
                    scores={s: round(sum(r.scores.get(s, 0.0) for r in results), 3) for s in score_names},
                    prompt_tokens=mean("prompt_tokens"), completion_tokens=mean("completion_tokens"),
                    calls=mean("calls"), seconds=round(sum(r.seconds for r in results) / n, 2),
-                   failed=sum(r.status == "failed" for r in results), capped=sum(r.status == "capped" for r in results))
+                   failed=sum(r.status == "failed" for r in results), capped=sum(r.status == "capped" for r in results),
+                   tokens_per_solved=round(tokens / solved, 1) if solved else None)
+
+    def cells(self, score_names: tuple[str, ...]) -> list[str]:
+        """The row's table cells after its label (see :data:`HEAD`)."""
+        return [f"{self.solved}/{self.items}", *(_num(self.scores[n]) for n in score_names), _num(self.prompt_tokens),
+                _num(self.completion_tokens), "—" if self.tokens_per_solved is None else _num(self.tokens_per_solved),
+                _num(self.calls), f"{self.seconds:.1f}", str(self.failed), str(self.capped)]
+
+
+def head(score_names: tuple[str, ...]) -> list[str]:
+    """The table's header after the label columns, in the order of :meth:`RowSummary.cells`."""
+    return ["solved", *score_names, "prompt tok/item", "compl. tok/item", "tok/solved", "calls/item", "s/item",
+            "failed", "capped"]
+
+
+def render(title: str, lines: list[list[str]]) -> str:
+    """``lines`` (the header first) as aligned columns under ``title``: the first left, the rest right."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    text = ["  ".join(cell.rjust(w) if i else cell.ljust(w)
+                      for i, (cell, w) in enumerate(zip(line, widths, strict=True))) for line in lines]
+    return "\n".join([title, *text])
 
 
 @dataclass
@@ -65,21 +89,15 @@ class EvalReport:
 
     def table(self) -> str:
         """The rows side by side, one line each, with a header."""
-        head = ["row", "solved", *self.score_names, "prompt tok/item", "compl. tok/item", "calls/item", "s/item",
-                "failed", "capped"]
-        lines = [head]
-        for s in self.summaries():
-            lines.append([s.row, f"{s.solved}/{s.items}", *(_num(s.scores[n]) for n in self.score_names),
-                          _num(s.prompt_tokens), _num(s.completion_tokens), _num(s.calls), f"{s.seconds:.1f}",
-                          str(s.failed), str(s.capped)])
-        widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-        text = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(line, widths,
-                                                                                                  strict=True)))
-                for line in lines]
-        commit = self.commit[:12] + ("+dirty" if self.commit.endswith("+dirty") else "")
+        lines = [["row", *head(self.score_names)]]
+        lines += [[s.row, *s.cells(self.score_names)] for s in self.summaries()]
         done = "" if not self.interrupted else f" (interrupted: {len(self.results)} results)"
-        title = f"troupe eval {self.suite} — {self.model} @ {commit}, {len(self.items)} items{done}"
-        return "\n".join([title, *text])
+        return render(f"troupe eval {self.suite} — {self.model} @ {short(self.commit)}, {len(self.items)} items{done}",
+                      lines)
+
+
+def short(commit: str) -> str:
+    return commit[:12] + ("+dirty" if commit.endswith("+dirty") else "")
 
 
 def _num(value: float) -> str:

@@ -23,6 +23,9 @@ from daemon.config import ConfigError, repo_config
 from daemon.paths import user_config_path
 
 MODES = ("cumulative", "successive")
+JOB_MODES = ("on", "off", "read", "learn")
+"""What a job's ``options.experience`` may say: read and add (mined after the job), neither, read only,
+or read and add before the job ends (so the next job finds it: ``troupe eval --experience-split``)."""
 
 
 @dataclass

@@ -7,7 +7,8 @@ resumes after the last finished phase), and translates the outcome (answer, prop
 findings, test report) into a :class:`JobResult`. A review runs the static check first and
 reports those findings at once, before the model has said anything. Experience
 (``daemon.experience``) reaches each job's prompts, and every finished job is mined for
-experience in the background, one job at a time.
+experience in the background, one job at a time (``options.experience``: "off" neither reads nor
+adds experience, "read" adds none, "learn" mines before the job ends — ``troupe eval --experience-split``).
 """
 
 from __future__ import annotations
@@ -102,20 +103,30 @@ class EngineExecutor:
             resume_from=job.checkpoint if job.resumed and isinstance(job.checkpoint, dict) else None,
             test_command=job.options.get("test_command"),
         )
-        experience = self._experience(job)
+        try:
+            experience = await self._experience(job)
+        except ConfigError as exc:
+            return JobResult("failed", error=f"experience: {exc}")
         # TeamsRunner is ChainRunner unless the chain or the job's options ask for teams, a network or
         # an orchestrator (daemon.teams); a learned orchestrator's policy lives in the store.
         context = RunContext(self._gateway(settings), emit, settings, ask_human=ask_human,
                              on_checkpoint=job.save_checkpoint, experience=experience)
         runner = TeamsRunner(context, options=job.options, policies=PolicyBook(self.store))
         outcome = await runner.run(spec)
-        if experience is not None:
+        mined = None
+        mode = job.options.get("experience") or "on"
+        if experience is not None and mode == "learn":  # the next job (an eval's) must find what this one taught
+            mined = await self._mine(experience, self._gateway(settings))
+        elif experience is not None and mode == "on":
             task = asyncio.create_task(self._mine(experience, self._gateway(settings)), name=f"troupe-mine-{job.id}")
             self._mining.add(task)
             task.add_done_callback(self._mining.discard)
         summary = outcome.summary()
         summary.pop("findings", None)  # stored as findings rows; the result keeps the count
         result = {**summary, "answer": outcome.conclusion}
+        if experience is not None:
+            result["experience"] = {"mode": mode, "used": len(set(experience.used)),
+                                    "mined": vars(mined) if mined is not None else None}
         change = None
         if outcome.change is not None:
             proposed = outcome.change
@@ -155,12 +166,18 @@ class EngineExecutor:
                         "start_col": old.start_col, "end_line": old.end_line, "end_col": old.end_col,
                         "suggested_fix": old.suggested_fix, "fingerprint": old.fingerprint})
 
-    def _experience(self, job: RunningJob) -> Any:
-        """The job's experience hook, or None (no store, or ``[experience] enabled = false``)."""
-        if self.store is None:
-            return None
+    async def _experience(self, job: RunningJob) -> Any:
+        """The job's experience hook, or None (no store, ``[experience] enabled = false``, or the job's
+        ``options.experience`` is "off"). ``options.experience_workspace`` (a registered root) makes the
+        job read and add that workspace's experience instead of its own's (an eval's items share one)."""
         from daemon.experience.session import JobExperience
-        from daemon.experience.settings import load_experience_settings
+        from daemon.experience.settings import JOB_MODES, load_experience_settings
+
+        mode = job.options.get("experience") or "on"
+        if mode not in JOB_MODES:
+            raise ConfigError(f"options.experience must be one of {', '.join(JOB_MODES)}, not {mode!r}")
+        if self.store is None or mode == "off":
+            return None
 
         try:
             settings = load_experience_settings(job.workspace_root)
@@ -169,16 +186,25 @@ class EngineExecutor:
             return None
         if not settings.enabled:
             return None
-        return JobExperience(self.store, settings, job_id=job.id, workspace_id=job.workspace_id)
+        workspace_id = job.workspace_id
+        if job.options.get("experience_workspace"):
+            shared = await self.store.find_workspace_for(job.options["experience_workspace"])
+            if shared is None:
+                raise ConfigError(f"options.experience_workspace {job.options['experience_workspace']} is not "
+                                  "a registered workspace")
+            workspace_id = shared.id
+        return JobExperience(self.store, settings, job_id=job.id, workspace_id=workspace_id)
 
-    async def _mine(self, experience: Any, gateway: Any) -> None:
+    async def _mine(self, experience: Any, gateway: Any) -> Any:
+        """Mine the job's experience (one job at a time); the report, or None when mining failed."""
         async with self._mining_slot:
             try:
                 report = await experience.mine(gateway)
             except Exception:  # mining is best effort: the job's result is already safe
                 log.exception("experience: mining job %s failed", experience.job_id)
-                return
+                return None
         log.info("experience from job %s: %s", experience.job_id, report)
+        return report
 
     async def _static_first(self, job: RunningJob) -> None:
         """The static check's findings, stored and streamed before the model review starts."""

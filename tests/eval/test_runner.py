@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from daemon.eval.report import EvalReport
 from daemon.eval.runner import run_suite
 from daemon.eval.suite import Item, ItemResult, JobRun, load_suite
 
@@ -46,3 +47,14 @@ def test_the_shipped_suites_list_their_items_in_a_fixed_order() -> None:
     review, fix = load_suite("review"), load_suite("fix")
     assert [i.id for i in review.items()[:3]] == ["Python/0", "Python/1", "Python/2"]
     assert [i.id for i in fix.items()] == [i.id for i in review.items()] and len(fix.items()) == 164
+
+
+def test_tokens_per_solved_item_are_a_rows_tokens_over_its_solved_items_and_a_dash_when_none() -> None:
+    results = [ItemResult("s", "a", "team", True, prompt_tokens=100, completion_tokens=20),
+               ItemResult("s", "b", "team", False, prompt_tokens=50, completion_tokens=10),
+               ItemResult("s", "a", "bare", False, prompt_tokens=5, completion_tokens=1)]
+    report = EvalReport("s", "m", "abc", ["a", "b"], ["team", "bare"], (), results)
+    head, team, bare = report.table().splitlines()[1:]
+    assert "tok/solved" in head and " 180 " in team and " — " in bare
+    assert report.to_json()["summary"]["team"]["tokens_per_solved"] == 180
+    assert report.to_json()["summary"]["bare"]["tokens_per_solved"] is None

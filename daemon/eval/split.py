@@ -1,0 +1,169 @@
+"""``troupe eval SUITE --experience-split``: does experience pay? Measured as the experience papers
+do: the team learns on one half of the suite, then runs the other (held-out) half with experience
+off and on.
+
+- The halves are fixed and disjoint: the chosen items (``--limit`` first) at even positions learn,
+  those at odd positions are held out, so a larger ``--limit`` extends both halves.
+- The learning half runs as real jobs do (it reads what the items before it taught, and is mined),
+  except that a job ends only once its experience is stored (``options.experience = "learn"``).
+  All its items share one store: an empty workspace registered for the run
+  (``options.experience_workspace``), forgotten with the other workspaces at the end.
+- The held-out half runs twice: "off" neither reads nor adds experience; "on" reads what the
+  learning half left and adds nothing (``"read"``), so its items are independent of their order.
+
+A row per (half, experience) with solved and tokens per solved item; the JSON has every result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from daemon.eval.report import RowSummary, head, render, short
+from daemon.eval.runner import run_suite
+from daemon.eval.suite import Item, ItemResult, Suite
+
+if TYPE_CHECKING:
+    from daemon.eval.runner import DaemonContext
+    from daemon.eval.suite import JobRun
+
+Half = Literal["learn", "held-out"]
+Use = Literal["on", "off"]
+ARMS: tuple[tuple[Half, Use], ...] = (("learn", "on"), ("held-out", "off"), ("held-out", "on"))
+LEARNT_LIMIT = 10_000  # the most experiences the run counts in its store
+
+
+def halves(items: list[Item]) -> tuple[list[Item], list[Item]]:
+    """(learning half, held-out half): the items at even positions, and those at odd ones."""
+    return items[0::2], items[1::2]
+
+
+class ExperienceContext:
+    """The runner's context with every job told how to use experience (its ``options``)."""
+
+    def __init__(self, ctx: DaemonContext, options: dict[str, str]) -> None:
+        self.ctx, self.options = ctx, options
+        self.model = ctx.model
+
+    async def workspace(self, files: dict[str, str], name: str = "item") -> Path:
+        return await self.ctx.workspace(files, name)
+
+    async def job(self, request: Any) -> JobRun:
+        request.options = {**request.options, **self.options}
+        return await self.ctx.job(request)
+
+    async def complete(self, workspace: Path, prompt: str, *, max_tokens: int | None = None) -> JobRun:
+        return await self.ctx.complete(workspace, prompt, max_tokens=max_tokens)
+
+
+class _Items:
+    """``suite`` restricted to ``items`` (one half)."""
+
+    def __init__(self, suite: Suite, items: list[Item]) -> None:
+        self.suite, self._items = suite, items
+        self.name, self.score_names = suite.name, suite.score_names
+
+    def items(self) -> list[Item]:
+        return list(self._items)
+
+    async def run(self, item: Item, row: Any, ctx: Any) -> ItemResult:
+        return await self.suite.run(item, row, ctx)
+
+
+@dataclass
+class ArmResult:
+    """One item in one arm; ``experience_used``: experiences that reached its prompts (None: unknown)."""
+
+    half: Half
+    experience: Use
+    result: ItemResult
+    experience_used: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"half": self.half, "experience": self.experience, "experience_used": self.experience_used,
+                **self.result.to_json()}
+
+
+@dataclass
+class SplitReport:
+    suite: str
+    model: str
+    commit: str
+    learn: list[str]
+    held_out: list[str]
+    score_names: tuple[str, ...]
+    results: list[ArmResult] = field(default_factory=list)
+    learnt: int | None = None  # experiences the learning half left in the run's store
+    started_at: float = field(default_factory=time.time)
+    seconds: float = 0.0
+    interrupted: bool = False
+
+    def reached(self, half: Half, use: Use) -> str:
+        """How many of the arm's items had experience in their prompts, of those the daemon told."""
+        told = [a.experience_used for a in self.results if (a.half, a.experience) == (half, use)
+                and a.experience_used is not None]
+        return f"{sum(1 for n in told if n)}/{len(told)}"
+
+    def summaries(self) -> list[tuple[Half, Use, RowSummary]]:
+        return [(half, use, RowSummary.of(f"{half} ({use})", [a.result for a in self.results
+                                                             if (a.half, a.experience) == (half, use)],
+                                          self.score_names)) for half, use in ARMS]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"suite": self.suite, "model": self.model, "commit": self.commit, "split": "experience",
+                "halves": {"learn": self.learn, "held-out": self.held_out}, "experience_learnt": self.learnt,
+                "started_at": self.started_at, "seconds": round(self.seconds, 1), "interrupted": self.interrupted,
+                "summary": [{"half": half, "experience": use, "experience_reached": self.reached(half, use), **vars(s)}
+                            for half, use, s in self.summaries()],
+                "results": [a.to_json() for a in self.results]}
+
+    def table(self) -> str:
+        lines = [["half (experience)", *head(self.score_names), "experience reached"]]
+        lines += [[s.row, *s.cells(self.score_names), self.reached(half, use)] for half, use, s in self.summaries()]
+        done = "" if not self.interrupted else f" (interrupted: {len(self.results)} results)"
+        learnt = "" if self.learnt is None else f"; the learning half left {self.learnt} experiences"
+        return render(f"troupe eval {self.suite} --experience-split — {self.model} @ {short(self.commit)}, "
+                      f"{len(self.learn)} items learn, {len(self.held_out)} held out{learnt}{done}", lines)
+
+
+async def run_split(suite: Suite, ctx: DaemonContext, report: SplitReport, *, limit: int | None = None,
+                    on_result: Callable[[ArmResult, int, int], None] | None = None) -> None:
+    """Learn on one half, then run the held-out half with experience off and on (see the module
+    docstring); ``report.results`` fills as items finish, so an interrupted run keeps them."""
+    learn, held = halves(suite.items()[:limit] if limit else suite.items())
+    shared = await ctx.workspace({}, "experience")
+    total = len(learn) + 2 * len(held)
+    plan: list[tuple[Half, Use, list[Item], dict[str, str]]] = [
+        ("learn", "on", learn, {"experience": "learn", "experience_workspace": str(shared)}),
+        ("held-out", "off", held, {"experience": "off"}),
+        ("held-out", "on", held, {"experience": "read", "experience_workspace": str(shared)})]
+    for half, use, items, options in plan:
+        arms: list[ArmResult] = []
+
+        def record(result: ItemResult, done: int, _total: int, half: Half = half, use: Use = use,
+                   arms: list[ArmResult] = arms) -> None:
+            arms.append(ArmResult(half, use, result, 0 if use == "off" else None))
+            report.results.append(arms[-1])
+            if on_result is not None:
+                on_result(arms[-1], len(report.results), total)
+
+        await run_suite(_Items(suite, items), ExperienceContext(ctx, options), rows=("team",), on_result=record)
+        for arm in arms:
+            if use == "on":
+                arm.experience_used = await _used(ctx, arm.result)
+        if half == "learn":
+            stored = await ctx.client.experience(workspace=str(shared), limit=LEARNT_LIMIT)
+            report.learnt = sum(e.workspace == str(shared) for e in stored)
+
+
+async def _used(ctx: DaemonContext, result: ItemResult) -> int | None:
+    """How many experiences reached the prompts of ``result``'s jobs, as the daemon reports it."""
+    used = None
+    for job_id in result.jobs:
+        digest = ((await ctx.client.job(job_id)).result or {}).get("experience")
+        if isinstance(digest, dict) and isinstance(digest.get("used"), int):
+            used = (used or 0) + digest["used"]
+    return used
