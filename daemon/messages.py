@@ -58,7 +58,10 @@ class SubmitJob(Message):
     files: list[str] = field(default_factory=list)
     priority: PriorityName | None = None
     options: dict[str, Any] = field(default_factory=dict)
-    _max_lengths: ClassVar[dict[str, int]] = {"prompt": 200_000, "files": 1_000}
+    history: list[str] = field(default_factory=list)
+    """The earlier jobs of the same conversation (ids, oldest first): the daemon puts what was asked
+    and answered there into the prompt (:mod:`daemon.jobs.history`)."""
+    _max_lengths: ClassVar[dict[str, int]] = {"prompt": 200_000, "files": 1_000, "history": 1_000}
 
     def validate(self) -> None:
         if self.kind in ("ask", "build", "change", "complete") and not (self.prompt or "").strip():

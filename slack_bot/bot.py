@@ -30,8 +30,6 @@ log = logging.getLogger("troupe.slack")
 
 REFUSE_USER = "Sorry <@{user}>, I can only take requests from the people my admins have allowed."
 REFUSE_CHANNEL = "Sorry <@{user}>, I'm not set up to work in this channel. Ask an admin to allow it."
-HISTORY_JOBS = 3
-HISTORY_CHARS = 1500
 
 
 class TroupeBot:
@@ -191,18 +189,17 @@ class TroupeBot:
                                    f"review in `{render.workspace_name(root)}`? For example `review app.py`.")
             self.state.save_thread(thread)
             return
-        prompt = intent.prompt
-        if previous is not None:
-            prompt = await self._with_history(thread, prompt)
         status_ts = await self.poster.post(thread.channel, thread.thread_ts,
                                            f":eyes: On it, <@{user}>: *{intent.kind}* in "
                                            f"`{render.escape(render.workspace_name(root))}`…")
         options: dict[str, Any] = {"source": "slack", "slack_thread": f"{thread.channel}/{thread.thread_ts}"}
+        history: list[str] = []  # a follow-up: the daemon puts the thread's earlier jobs into the prompt
         if previous is not None:
             options["previous_job"] = previous.id
+            history = [r.job_id for r in self.state.thread_jobs(thread.channel, thread.thread_ts)]
         try:
-            job = await self.daemon.submit(SubmitJob(kind=intent.kind, workspace=root, prompt=prompt,
-                                                     files=files, options=options))
+            job = await self.daemon.submit(SubmitJob(kind=intent.kind, workspace=root, prompt=intent.prompt,
+                                                     files=files, options=options, history=history))
         except DaemonError as exc:
             text = f":x: The team could not start: {render.escape(str(exc))}"
             await (self.poster.update(thread.channel, status_ts, text) if status_ts else
@@ -217,23 +214,6 @@ class TroupeBot:
                 await self.poster.update(thread.channel, status_ts, render.status_text(job.kind, root, job.progress,
                                                                                           job.id))
         self.spawn(JobFollower(self, thread, job, trigger_ts).run())
-
-    async def _with_history(self, thread: Thread, prompt: str) -> str:
-        """The follow-up's prompt: what was asked and answered earlier in the thread, then the new words."""
-        lines = ["This continues an earlier conversation (one Slack thread).", ""]
-        for record in self.state.thread_jobs(thread.channel, thread.thread_ts)[-HISTORY_JOBS:]:
-            try:
-                job = await self.daemon.job(record.job_id)
-            except DaemonError:
-                continue
-            result = job.outcome
-            lines.append(f"Earlier request ({job.kind}): {job.submitted.prompt or ''}"[:HISTORY_CHARS])
-            lines.append(f"The team's answer: {result.reply or job.error or job.state}"[:HISTORY_CHARS])
-            if result.files:
-                lines.append(f"Files the team changed: {', '.join(result.files)}")
-            lines.append("")
-        lines.append(f"Now: {prompt}")
-        return "\n".join(lines)
 
     # ---------------------------------------------------------------- workspaces
 

@@ -2,7 +2,8 @@
 
 :class:`Poster` wraps the Web API client: every string of every message (text, blocks, file
 content) passes :func:`daemon.redact.redact` first, and a ``429`` answer is retried after the
-``Retry-After`` seconds Slack asked for (slack_sdk's own retry handler, added to the client).
+``Retry-After`` seconds Slack asked for, at most MAX_RETRY_AFTER (slack_sdk's own retry handler,
+added to the client).
 :class:`StatusMessage` is the one status
 message of a job: edits are coalesced so that at most one ``chat.update`` goes out per
 ``interval`` seconds, always with the newest text.
@@ -12,19 +13,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from collections.abc import Callable
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
 from daemon.redact import redact
+from daemon.retry import retry_after
 
 log = logging.getLogger("troupe.slack")
 
 MAX_RATE_LIMIT_RETRIES = 4
+MAX_RETRY_AFTER = 30.0  # seconds: the longest one 429 makes the bot wait, whatever Slack sent
+UNREADABLE_WAIT = 1.0  # seconds, when a 429 has no Retry-After the bot can read
 
 
 def scrub(value: Any) -> Any:
@@ -39,18 +47,29 @@ def scrub(value: Any) -> Any:
 
 
 class RateLimitWaits(AsyncRateLimitErrorRetryHandler):
-    """slack_sdk's 429 handler (it waits the ``Retry-After`` Slack sent, then retries), counting
-    and logging each wait."""
+    """slack_sdk's 429 handler (which calls are retried, how often), waiting the ``Retry-After``
+    Slack sent as :func:`daemon.retry.retry_after` reads it, at most ``cap`` seconds: a huge one
+    (or one that is not a number, where slack_sdk's own wait would raise) cannot stall the bot.
+    Each wait is counted and logged."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, cap: float = MAX_RETRY_AFTER) -> None:
         super().__init__(max_retry_count=MAX_RATE_LIMIT_RETRIES)
+        self.cap = cap
         self.waited = 0
 
-    async def prepare_for_next_attempt_async(self, **kwargs: Any) -> None:
+    async def prepare_for_next_attempt_async(self, *, state: RetryState, request: HttpRequest,
+                                             response: HttpResponse | None = None,
+                                             error: Exception | None = None) -> None:
+        if response is None:  # not a 429 answer (slack_sdk asks only after one)
+            raise error or RuntimeError("Slack retry without a response")
+        sent = next((v for k, v in response.headers.items() if k.lower() == "retry-after"), None)
+        asked = retry_after(sent)
+        wait = min(self.cap, (UNREADABLE_WAIT if asked is None else asked) + random.uniform(0, 0.1))
         self.waited += 1
-        request = kwargs.get("request")
-        log.warning("Slack rate-limited %s; retrying after the Retry-After it sent", getattr(request, "url", "a call"))
-        await super().prepare_for_next_attempt_async(**kwargs)
+        log.warning("Slack rate-limited %s (Retry-After %s); retrying in %.1f s", request.url, sent, wait)
+        state.next_attempt_requested = True
+        await asyncio.sleep(wait)
+        state.increment_current_attempt()
 
 
 class Poster:

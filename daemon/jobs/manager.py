@@ -21,6 +21,7 @@ from daemon.errors import Conflict, Invalid, NotFound, TooLarge, Unavailable
 from daemon.events import Event, EventKind
 from daemon.jobs.describe import job_title, tests_failed
 from daemon.jobs.executor import JobExecutor, JobResult, RunningJob
+from daemon.jobs.history import with_history
 from daemon.jobs.hub import EventHub
 from daemon.jobs.newest import superseding
 from daemon.jobs.progress import advance, fold
@@ -286,7 +287,8 @@ class JobManager:
             return answer
 
         self._content[job.id] = {}
-        running = RunningJob(job.id, job.kind.value, job.request, Path(root) if root else None, wid,
+        request = await with_history(self.store, job.request)  # a follow-up: what was asked and answered before
+        running = RunningJob(job.id, job.kind.value, request, Path(root) if root else None, wid,
                              content=self._content[job.id],
                              checkpoint=job.checkpoint, last_phase=job.last_phase, resumed=resumed,
                              save_checkpoint=save_checkpoint, report_findings=report_findings)

@@ -101,8 +101,9 @@ class FakeSlack:
 
     # ---------------------------------------------------------------- scripting and reading
 
-    def rate_limit(self, method: str, retry_after: float = 1, times: int = 1) -> None:
-        """The next ``times`` calls of ``method`` are answered 429 with ``Retry-After``."""
+    def rate_limit(self, method: str, retry_after: float | str = 1, times: int = 1) -> None:
+        """The next ``times`` calls of ``method`` are answered 429 with ``Retry-After`` (seconds,
+        or any text: a broken header)."""
         self._faults.setdefault(method, []).extend([retry_after] * times)
 
     def of(self, method: str) -> list[Call]:

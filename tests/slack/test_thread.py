@@ -56,11 +56,11 @@ async def test_a_follow_up_mention_continues_the_threads_session(harness: Harnes
     assert len(jobs) == 2
     second = next(j for j in jobs if j.id != first)
     assert second.kind == "ask" and second.request["options"]["previous_job"] == first
-    prompt = second.request["prompt"]
-    assert "Earlier request (ask): what does add return, walrus?" in prompt
-    assert "The team's answer: It returns a - b: see app.py:2." in prompt
-    assert prompt.endswith("Now: and what should I do about it, walrus?")
-    assert llm.prompts_containing("The team's answer: It returns a - b")  # the context reached the model
+    # the bot passes the thread's jobs; the daemon composes the prompt, and the job keeps the person's words
+    assert second.request["history"] == [first] and second.title == "ask: and what should I do about it, walrus?"
+    asked = llm.prompts_containing("Now: and what should I do about it, walrus?")
+    assert asked and "Earlier request (ask): what does add return, walrus?" in asked[0].prompt
+    assert "The team's answer: It returns a - b: see app.py:2." in asked[0].prompt  # the context reached the model
 
     # everything stayed in the one thread; it now follows the second job, and remembers it on disk
     assert all(b["thread_ts"] == ts for b in harness.slack.posted())

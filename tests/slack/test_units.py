@@ -16,7 +16,7 @@ from daemon.api.protocol import WorkspaceInfo
 from slack_bot.bot import TroupeBot
 from slack_bot.config import SlackConfig, SlackConfigError, load_config
 from slack_bot.intent import parse, plain
-from slack_bot.poster import Poster, StatusMessage
+from slack_bot.poster import Poster, RateLimitWaits, StatusMessage
 from slack_bot.state import BotState, JobRecord, Thread
 from tests.fakes.slack_api import FakeSlack
 
@@ -39,6 +39,19 @@ async def test_a_429_is_waited_out_for_the_seconds_slack_asked(slack: FakeSlack)
     tries = [c for c in slack.calls if c.method == "chat.update"]
     assert [c.status for c in tries] == [429, 200] and tries[1].at - tries[0].at >= 1.0
     assert poster.rate_limited == 1 and slack.messages["C1", ts]["text"] == "edited"
+
+
+async def test_a_huge_or_unreadable_retry_after_waits_only_the_cap_and_the_edit_lands(slack: FakeSlack) -> None:
+    waits = RateLimitWaits(cap=0.3)
+    poster = Poster(AsyncWebClient(token=TOKEN, base_url=slack.api_url, retry_handlers=[waits]))
+    ts = await poster.post("C1", None, "hello")
+    slack.rate_limit("chat.update", retry_after=86_400)  # a day
+    slack.rate_limit("chat.update", retry_after="soon")  # neither seconds nor a date
+    await asyncio.wait_for(poster.update("C1", str(ts), "edited"), timeout=10)  # not a day, not a crash
+    tries = [c for c in slack.calls if c.method == "chat.update"]
+    assert [c.status for c in tries] == [429, 429, 200]
+    assert all(0.3 <= b.at - a.at < 5 for a, b in itertools.pairwise(tries))  # each wait: the cap
+    assert poster.rate_limited == 2 and slack.messages["C1", ts]["text"] == "edited"
 
 
 async def test_status_edits_are_coalesced_and_throttled(slack: FakeSlack) -> None:
