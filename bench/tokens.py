@@ -12,7 +12,8 @@ request's) would serve. ``--revising-fixes``: a fix returns the program with one
 changed, so the comment counts as addressed and the tests decide.
 
 The build chain runs on five small CLI tasks; the change chain asks for a change to the program
-in a repository; the review chain reviews its ``app.py``.
+in a repository (the fake sends the program back as it is, so that job ends "no change": the
+figures are what its phases cost getting there); the review chain reviews its ``app.py``.
 
     LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python bench/tokens.py [--chains build,change,review] \
         [--revising-fixes]
@@ -200,8 +201,6 @@ async def run_chain(llm: FakeLLM, spec: JobSpec) -> tuple[list[dict], Any]:
     settings = ModelSettings(default="openai/fake-model", api_base=llm.api_base, api_key=Secret("sk-fake"),
                              max_retries=0)
     outcome = await ChainRunner(RunContext(Gateway(settings), emit, Settings(model=settings))).run(spec)
-    if outcome.status != "succeeded":
-        raise SystemExit(f"the {spec.chain} chain failed: {outcome.error}")
     rows = [e.data if e.kind is EventKind.PHASE_FINISHED else {"phase": f"({e.data['text']})"} for e in events
             if e.kind is EventKind.PHASE_FINISHED or (e.kind is EventKind.LOG and "skipped" in e.data)]
     return rows, outcome
@@ -241,6 +240,9 @@ def print_chain(chain: str, runs: list[tuple[list[dict], Any]]) -> None:
     completion = [o.usage.completion_tokens for _, o in runs]
     calls = [o.usage.calls for _, o in runs]
     cached = [o.usage.cached_prompt_tokens for _, o in runs]
+    for _, outcome in runs:  # the change chain's job ends "no change" on this fake: its reply is the code as it is
+        if outcome.status != "succeeded":
+            print(f"\nthe job {outcome.status}: {outcome.error}")
     print(f"\nper task: prompt tokens {min(prompt)}-{max(prompt)} (median {statistics.median(prompt):.0f}; "
           f"cached {min(cached)}-{max(cached)}), completion tokens {min(completion)}-{max(completion)}, "
           f"calls {min(calls)}-{max(calls)}")
