@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 from daemon import paths
-from daemon.config import ConfigError, ModelSettings, load_settings
+from daemon.config import ConfigError, ModelSettings, load_settings, store_target
 
 KEY_LIBRARIES = ("litellm", "pygls", "lsprotocol", "slack-bolt", "slack-sdk", "aiohttp", "sqlite-utils",
                  "watchdog", "pathspec", "ruff")
@@ -38,19 +38,26 @@ def _versions() -> Check:
 
 
 def _database() -> Check:
-    db = paths.database_path()
-    if not db.exists():
-        return Check("database", True, f"{db} (not created yet; the daemon creates it on first start)")
+    """Which store (a SQLite file, or a PostgreSQL database, host and user: never the password) and its schema."""
+    from storage.location import describe
+
+    try:
+        target = store_target()
+    except ConfigError as exc:
+        return Check("database", False, str(exc))
+    where = describe(target)
+    if isinstance(target, Path) and not target.exists():
+        return Check("database", True, f"{where} (not created yet; the daemon creates it on first start)")
     try:
         from storage import Store
 
-        store = Store.open(db)
+        store = Store.open(target)
         try:
-            return Check("database", True, f"{db}, schema version {store.schema_version()}")
+            return Check("database", True, f"{where}, schema version {store.schema_version()}")
         finally:
             store.close()
-    except Exception as exc:
-        return Check("database", False, f"{db}: {exc}")
+    except Exception as exc:  # a StoreError's message never holds the password
+        return Check("database", False, f"{where}: {exc}")
 
 
 def _daemon() -> Check:

@@ -1,5 +1,7 @@
 """Troupe's store: workspaces, jobs and their events, proposed changes, findings and usage in one
-SQLite file (WAL, foreign keys, forward-only migrations, FTS5 search). No SQL leaks out::
+SQLite file (WAL, foreign keys, forward-only migrations, FTS5 search), or, for a team server, in a
+PostgreSQL database with the same verbs (``Store.open("postgresql://...")``: ``storage.postgres``).
+No SQL leaks out::
 
     from storage import Store, FindingDraft
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from storage.errors import StoreError
+from storage.location import Target
 from storage.store import Store
 
 T = TypeVar("T")
@@ -55,8 +55,9 @@ class AsyncStore:
         self._closed = False
 
     @classmethod
-    async def open(cls, path: str | os.PathLike[str], **options: Any) -> AsyncStore:
-        """Open the database at ``path`` on a new worker thread (``options`` as for ``Store.open``)."""
+    async def open(cls, path: Target, **options: Any) -> AsyncStore:
+        """Open the database at ``path`` (a file or a URL) on a new worker thread (``options`` as for
+        ``Store.open``)."""
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="troupe-store")
         try:
             store = await asyncio.get_running_loop().run_in_executor(

@@ -16,8 +16,8 @@ Pools (the ``pool`` column of one ``experiences`` table):
     store.count_retrievals([exp.id], job_id="job-2", phase="coding")    # uses += 1, logged
     store.eliminate_experience([exp.id], batch=3)                       # removed, and logged
 
-Search is FTS5 BM25 over key, value and task where *any* word may match (a prompt is a long
-query); the caller re-ranks. Text is stored as given: callers scrub secrets first
+Search is full-text (FTS5 BM25; PostgreSQL: ``ts_rank``) over key, value and task where *any* word
+may match (a prompt is a long query); the caller re-ranks. Text is stored as given: callers scrub secrets first
 (``daemon.experience.text.scrub``).
 """
 
@@ -32,7 +32,8 @@ from typing import Any
 
 from storage import values
 from storage.errors import NotFoundError
-from storage.verbs.base import UNSET, Verbs
+from storage.search import count_sql, match_value, text_match
+from storage.verbs.base import NO_LIMIT, UNSET, Verbs
 
 POOLS = ("instructor", "assistant", "agent", "workflow", "learning")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -83,8 +84,8 @@ def experience_fingerprint(pool: str, workspace_id: int | None, chain: str | Non
     return hashlib.sha256(raw.encode("utf-8", "replace")).hexdigest()[:32]
 
 
-def any_word_expression(query: str, most: int = 32) -> str | None:
-    """An FTS5 expression matching rows that contain any salient word of ``query`` (quoted: literal)."""
+def salient_words(query: str, most: int = 32) -> list[str]:
+    """The first ``most`` distinct words of ``query`` worth searching for (no stop words), lowercased."""
     words: list[str] = []
     for word in _WORD.findall(query):
         word = word.lower()
@@ -92,7 +93,7 @@ def any_word_expression(query: str, most: int = 32) -> str | None:
             words.append(word)
         if len(words) >= most:
             break
-    return " OR ".join(f'"{word}"' for word in words) or None
+    return words
 
 
 class ExperienceVerbs(Verbs):
@@ -118,12 +119,10 @@ class ExperienceVerbs(Verbs):
             if workspace_id is not None and not self._conn.scalar("SELECT 1 FROM workspaces WHERE id = ?",
                                                                   [workspace_id]):
                 raise NotFoundError(f"no workspace with id {workspace_id}")
-            row = self._conn.one("UPDATE experiences SET score = max(score, :score) WHERE fingerprint = :fingerprint "
+            columns, marks = ", ".join(row_values), ", ".join(":" + c for c in row_values)
+            row = self._conn.one(f"INSERT INTO experiences ({columns}) VALUES ({marks}) ON CONFLICT (fingerprint) "
+                                 f"DO UPDATE SET score = {self._conn.greatest}(experiences.score, excluded.score) "
                                  "RETURNING *", row_values)
-            if row is None:
-                columns = ", ".join(row_values)
-                row = self._conn.one(f"INSERT INTO experiences ({columns}) VALUES "
-                                     f"({', '.join(':' + c for c in row_values)}) RETURNING *", row_values)
         assert row is not None
         return _experience(row)
 
@@ -143,7 +142,7 @@ class ExperienceVerbs(Verbs):
         sort = {"recent": "created DESC, id DESC", "uses": "uses DESC, score DESC, id DESC"}.get(order)
         if sort is None:
             raise ValueError(f"order {order!r} is not one of: recent, uses")
-        params["limit"] = -1 if limit is None else values.integer(limit, "limit", minimum=0)
+        params["limit"] = NO_LIMIT if limit is None else values.integer(limit, "limit", minimum=0)
         rows = self._conn.all(f"SELECT * FROM experiences {'WHERE ' + ' AND '.join(where) if where else ''} "
                               f"ORDER BY {sort} LIMIT :limit", params)
         return [_experience(row) for row in rows]
@@ -161,13 +160,14 @@ class ExperienceVerbs(Verbs):
         terms = self._by_rarity(query)
         if not terms or limit <= 0:
             return []
-        sql = ("SELECT t.*, experiences_fts.rank AS rank FROM experiences_fts "
-               "JOIN experiences t ON t.id = experiences_fts.rowid WHERE experiences_fts MATCH :match "
-               f"{''.join(' AND ' + w for w in where)} ORDER BY experiences_fts.rank, t.id DESC LIMIT :limit")
+        match = text_match(self._conn, "experiences", any_word=True)
+        sql = (f"SELECT t.*, {match.rank} AS rank FROM {match.source} WHERE {match.condition}"
+               f"{''.join(' AND ' + w for w in where)} ORDER BY rank, t.id DESC LIMIT :limit")
         # The rarest words first, more only when they find too little; every word only in a small store.
         small = self._conn.scalar("SELECT count(*) FROM experiences") < 5000
         for size in (8, 16, len(terms) if small else 16):
-            rows = self._conn.all(sql, {**params, "match": " OR ".join(terms[:size]), "limit": limit})
+            value = match_value(self._conn, terms[:size], any_word=True)
+            rows = self._conn.all(sql, {**params, "match": value, "limit": limit})
             if len(rows) >= limit or size >= len(terms):
                 break
         return [(_experience(row), -float(row["rank"])) for row in rows]
@@ -175,12 +175,9 @@ class ExperienceVerbs(Verbs):
     def _by_rarity(self, query: str) -> list[str]:
         """The query's words that some experience holds, rarest first: ranking every row that shares
         one common word with a long prompt is what makes a naive search slow."""
-        expression = any_word_expression(query)
-        if expression is None:
-            return []
         counted = []
-        for term in expression.split(" OR "):
-            df = self._conn.scalar("SELECT count(*) FROM experiences_fts WHERE experiences_fts MATCH ?", [term])
+        for term in salient_words(query):
+            df = self._conn.scalar(count_sql(self._conn, "experiences"), {"match": match_value(self._conn, [term])})
             if df:
                 counted.append((df, term))
         return [term for _, term in sorted(counted)]

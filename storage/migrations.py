@@ -18,7 +18,13 @@ How to change the schema (e.g. add the experience pools)::
         ''')
         add_fts(db, "experiences", ["task", "lesson"])  # then search with storage.search.search_rows
 
-    MIGRATIONS = [..., Migration(3, "experience pools", _v3_experience_pools)]
+    MIGRATIONS = [..., Migration(3, "experience pools", _v3_experience_pools, postgres=V3_EXPERIENCE_POOLS)]
+
+``postgres`` is the step for a PostgreSQL store (``storage.postgres``): its SQL script, or a function
+of the connection; the same string as the SQLite step's where the SQL is the same (see
+``storage.migrations_postgres`` for the translation, and ``migrations_postgres.fts_indexes`` in place of
+``add_fts``). ``PRAGMA user_version`` is SQLite's record of the version; PostgreSQL keeps it in the
+table ``troupe_schema_version``.
 
 Rules, because databases in the wild have already run the old steps:
 
@@ -37,8 +43,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlite_utils import Database
+
+from storage import migrations_postgres as pg
 
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
@@ -48,6 +57,7 @@ class Migration:
     version: int  # 1, 2, 3, ... with no gaps
     name: str  # what the step adds, for error messages and `troupe doctor`
     apply: Callable[[Database], None]  # runs inside the step's transaction
+    postgres: str | Callable[[Any], None] | None = None  # the step on PostgreSQL: a script, or f(connection)
 
 
 def run_script(db: Database, script: str) -> None:
@@ -272,18 +282,23 @@ def _v5_reviewed_content(db: Database) -> None:
     """)
 
 
+# Prompt tokens the provider served from its prompt cache (billed at a fraction): part of prompt_tokens.
+_V6_CACHED_PROMPT_TOKENS = "ALTER TABLE usage ADD COLUMN cached_prompt_tokens INTEGER NOT NULL DEFAULT 0;"
+
+
 def _v6_cached_prompt_tokens(db: Database) -> None:
-    # Prompt tokens the provider served from its prompt cache (billed at a fraction): part of prompt_tokens.
-    run_script(db, "ALTER TABLE usage ADD COLUMN cached_prompt_tokens INTEGER NOT NULL DEFAULT 0;")
+    run_script(db, _V6_CACHED_PROMPT_TOKENS)
 
 
 MIGRATIONS: list[Migration] = [
-    Migration(1, "workspaces, jobs, job events, changes, findings, usage", _v1_tables),
-    Migration(2, "full-text search over job events and findings", _v2_full_text_search),
-    Migration(3, "experience pools, retrieval log, eliminations", _v3_experience),
-    Migration(4, "orchestrator policies, one row per version", _v4_orchestrator_policies),
-    Migration(5, "findings tagged with the content they were computed on", _v5_reviewed_content),
-    Migration(6, "cached prompt tokens per model call", _v6_cached_prompt_tokens),
+    Migration(1, "workspaces, jobs, job events, changes, findings, usage", _v1_tables, pg.V1_TABLES),
+    Migration(2, "full-text search over job events and findings", _v2_full_text_search, pg.V2_FULL_TEXT_SEARCH),
+    Migration(3, "experience pools, retrieval log, eliminations", _v3_experience, pg.V3_EXPERIENCE),
+    Migration(4, "orchestrator policies, one row per version", _v4_orchestrator_policies,
+              pg.V4_ORCHESTRATOR_POLICIES),
+    Migration(5, "findings tagged with the content they were computed on", _v5_reviewed_content,
+              pg.V5_REVIEWED_CONTENT),
+    Migration(6, "cached prompt tokens per model call", _v6_cached_prompt_tokens, _V6_CACHED_PROMPT_TOKENS),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1].version

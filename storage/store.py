@@ -1,15 +1,15 @@
-"""``Store``: the sync API over the one SQLite file. See the ``storage`` package docstring for a tour."""
+"""``Store``: the sync API over the store (a SQLite file, or PostgreSQL). See the ``storage`` package docstring."""
 
 from __future__ import annotations
 
 import contextlib
 import inspect
-import os
 from collections.abc import Iterator
 from typing import Any
 
 from storage.db import Connection, Tracer, connect, migrate, schema_version
 from storage.experience import ExperienceVerbs
+from storage.location import Target
 from storage.verbs.changes import ChangeVerbs
 from storage.verbs.events import EventVerbs
 from storage.verbs.findings import FindingVerbs
@@ -21,7 +21,8 @@ from storage.verbs.workspaces import WorkspaceVerbs
 
 class Store(WorkspaceVerbs, JobVerbs, EventVerbs, ChangeVerbs, FindingVerbs, UsageVerbs, ExperienceVerbs,
             PolicyVerbs):
-    """Workspaces, jobs, events, changes, findings, usage and experience in one SQLite file.
+    """Workspaces, jobs, events, changes, findings, usage and experience in one SQLite file, or in a
+    PostgreSQL database (opened from a ``postgresql://`` URL: ``storage.postgres``), with the same verbs.
 
     A Store holds one connection and may only be used from the thread that opened it
     (``WrongThreadError`` otherwise); use ``AsyncStore`` from asyncio, or one Store per thread.
@@ -32,9 +33,9 @@ class Store(WorkspaceVerbs, JobVerbs, EventVerbs, ChangeVerbs, FindingVerbs, Usa
         self._conn = connection
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, read_only: bool = False,
-             tracer: Tracer | None = None) -> Store:
-        """Open (creating and migrating if needed) the database at ``path``.
+    def open(cls, path: Target, *, read_only: bool = False, tracer: Tracer | None = None) -> Store:
+        """Open (creating and migrating if needed) the database at ``path``: a SQLite file, or a
+        ``postgresql://user:password@host/dbname`` URL.
 
         ``read_only`` opens a reader connection that never migrates; ``tracer`` is called with
         ``(sql, params)`` before each statement.
@@ -49,6 +50,7 @@ class Store(WorkspaceVerbs, JobVerbs, EventVerbs, ChangeVerbs, FindingVerbs, Usa
 
     @property
     def path(self) -> str:
+        """The file, or the URL without its password."""
         return self._conn.path
 
     @contextlib.contextmanager
@@ -61,9 +63,8 @@ class Store(WorkspaceVerbs, JobVerbs, EventVerbs, ChangeVerbs, FindingVerbs, Usa
         return schema_version(self._conn)
 
     def integrity_check(self) -> str:
-        """``"ok"``, or SQLite's description of what is damaged (one problem per line)."""
-        rows = self._conn.all("PRAGMA integrity_check")
-        return "\n".join(str(next(iter(row.values()))) for row in rows)
+        """``"ok"``, or SQLite's description of what is damaged (one problem per line; PostgreSQL: "ok")."""
+        return self._conn.integrity_check()
 
     def close(self) -> None:
         self._conn.close()

@@ -15,6 +15,8 @@ import pytest
 
 from tests.fakes.llm_server import FakeLLM
 
+pytest_plugins = ["tests.fixtures.postgres"]  # `postgres` (a real server per session) and `postgres_url`
+
 
 @pytest.fixture
 async def fake_llm() -> AsyncIterator[FakeLLM]:

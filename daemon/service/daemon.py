@@ -63,6 +63,7 @@ class Daemon:
         self._lock_fd = fd
 
     async def start(self) -> None:
+        from daemon.config import store_target
         from storage import AsyncStore
 
         self._take_lock()
@@ -74,7 +75,7 @@ class Daemon:
             if socket_answers(sock_path):
                 raise AlreadyRunning(f"something already answers on {sock_path}")
             sock_path.unlink()  # left behind by a daemon that was killed
-        self.store = await AsyncStore.open(paths.database_path())
+        self.store = await AsyncStore.open(store_target())  # TROUPE_HOME's troupe.db, or [store] url
         self.hub = EventHub()
         self.executor = load_executor(self.options.executor, store=self.store)
         self.jobs = JobManager(self.store, self.hub, self.executor, concurrency=self.options.concurrency,

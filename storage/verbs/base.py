@@ -15,6 +15,9 @@ class _Unset:
 UNSET: Final[Any] = _Unset()
 """Default of optional update arguments, so that passing ``None`` can mean "clear this field"."""
 
+NO_LIMIT: Final = (1 << 63) - 1
+"""``LIMIT`` for "all rows" in both dialects (SQLite's ``-1`` is an error on PostgreSQL)."""
+
 
 class Verbs:
     _conn: Connection

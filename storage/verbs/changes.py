@@ -57,7 +57,7 @@ class ChangeVerbs(Verbs):
     def list_changes(self, *, job_id: str | None = None, workspace_id: int | None = None,
                      state: ChangeState | str | None = None, limit: int = 100) -> list[Change]:
         """Changes, newest first, filtered by job, workspace and state."""
-        where = ["1"]
+        where = ["TRUE"]
         params: dict[str, Any] = {"limit": values.integer(limit, "limit", minimum=0)}
         if job_id is not None:
             where.append("job_id = :job")
@@ -76,7 +76,8 @@ class ChangeVerbs(Verbs):
         """Mark a proposed change applied or discarded; a decided change cannot be decided again."""
         state = values.enum_value(ChangeState, state, "change state")
         with self._conn.write():
-            change = self.get_change(change_id)
+            row = self._conn.one(f"SELECT * FROM changes WHERE id = ?{self._conn.for_update}", [change_id])
+            change = _change(row) if row else None
             if change is None:
                 raise NotFoundError(f"no change with id {change_id!r}")
             if change.state is state:

@@ -8,7 +8,7 @@ from storage import values
 from storage.errors import NotFoundError
 from storage.records import JobEvent
 from storage.search import search_rows
-from storage.verbs.base import Verbs
+from storage.verbs.base import NO_LIMIT, Verbs
 
 
 def _event(row: dict[str, Any]) -> JobEvent:
@@ -44,7 +44,7 @@ class EventVerbs(Verbs):
         """The job's events with seq greater than ``seq``, in order (``seq=0``: from the start)."""
         rows = self._conn.all(
             "SELECT * FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-            [job_id, seq, -1 if limit is None else values.integer(limit, "limit", minimum=0)])
+            [job_id, seq, NO_LIMIT if limit is None else values.integer(limit, "limit", minimum=0)])
         return [_event(row) for row in rows]
 
     def search_events(self, query: str, *, job_id: str | None = None, workspace_id: int | None = None,

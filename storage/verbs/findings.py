@@ -10,7 +10,7 @@ from storage import values
 from storage.errors import NotFoundError, StaleReview
 from storage.records import Finding, FindingDraft, FindingState, Severity
 from storage.search import search_rows
-from storage.verbs.base import Verbs
+from storage.verbs.base import NO_LIMIT, Verbs
 
 _COLUMNS = ("start_line", "start_col", "end_line", "end_col", "severity", "message", "rule",
             "suggested_fix", "fingerprint")
@@ -68,7 +68,9 @@ class FindingVerbs(Verbs):
         drafts = [_checked(draft, file) for draft in findings]  # all checked before anything is written
         at = values.now()
         with self._conn.write():
-            if not self._conn.scalar("SELECT 1 FROM workspaces WHERE id = ?", [workspace_id]):
+            # the workspace's row lock orders concurrent reviews of its files (SQLite: the write lock)
+            if not self._conn.scalar(f"SELECT 1 FROM workspaces WHERE id = ?{self._conn.for_update}",
+                                     [workspace_id]):
                 raise NotFoundError(f"no workspace with id {workspace_id}")
             if job_id is not None and not self._conn.scalar("SELECT 1 FROM jobs WHERE id = ?", [job_id]):
                 raise NotFoundError(f"no job with id {job_id!r}")
@@ -141,7 +143,7 @@ class FindingVerbs(Verbs):
         if state is not None:
             where.append("state = :state")
             params["state"] = values.enum_value(FindingState, state, "finding state").value
-        params["limit"] = -1 if limit is None else values.integer(limit, "limit", minimum=0)
+        params["limit"] = NO_LIMIT if limit is None else values.integer(limit, "limit", minimum=0)
         rows = self._conn.all(f"SELECT * FROM findings WHERE {' AND '.join(where)} "
                               "ORDER BY file, start_line, start_col, id LIMIT :limit", params)
         return [_finding(row) for row in rows]
@@ -153,6 +155,7 @@ class FindingVerbs(Verbs):
             finding = self.get_finding(finding_id)
             if finding is None:
                 raise NotFoundError(f"no finding with id {finding_id}")
+            self._conn.execute(f"SELECT 1 FROM workspaces WHERE id = ?{self._conn.for_update}", [finding.workspace_id])
             if state is FindingState.OPEN and finding.state is not FindingState.OPEN and self._conn.scalar(
                     "SELECT 1 FROM findings WHERE workspace_id = ? AND file = ? AND fingerprint = ? "
                     "AND state = 'open'", [finding.workspace_id, finding.file, finding.fingerprint]):

@@ -48,17 +48,18 @@ class JobVerbs(Verbs):
         row = self._conn.one("SELECT * FROM jobs WHERE id = ?", [job_id])
         return _job(row) if row else None
 
-    def _require_job(self, job_id: str) -> Job:
-        job = self.get_job(job_id)
-        if job is None:
+    def _require_job(self, job_id: str, *, lock: bool = False) -> Job:
+        """The job; with ``lock``, its row stays locked until the transaction ends (it is about to change)."""
+        row = self._conn.one(f"SELECT * FROM jobs WHERE id = ?{self._conn.for_update if lock else ''}", [job_id])
+        if row is None:
             raise NotFoundError(f"no job with id {job_id!r}")
-        return job
+        return _job(row)
 
     def list_jobs(self, *, state: JobState | str | Iterable[JobState | str] | None = None,
                   workspace_id: int | None = None, kind: JobKind | str | None = None,
                   limit: int = 100) -> list[Job]:
         """Jobs, newest first; ``state`` may be one state or several."""
-        where = ["1"]
+        where = ["TRUE"]
         params: dict[str, Any] = {"limit": values.integer(limit, "limit", minimum=0)}
         if state is not None:
             states = values.enum_values(JobState, state, "job state")
@@ -76,10 +77,10 @@ class JobVerbs(Verbs):
 
     def claim_next_job(self, min_priority: int | None = None) -> Job | None:
         """Move the most urgent queued job (highest priority, then oldest; at least ``min_priority``
-        when given) to running, atomically."""
+        when given) to running, atomically (two claimers never get the same job)."""
         with self._conn.write():
             row = self._conn.one("SELECT id FROM jobs WHERE state = 'queued' AND priority >= ? "
-                                 "ORDER BY priority DESC, created, rowid LIMIT 1",
+                                 f"ORDER BY priority DESC, created, rowid LIMIT 1{self._conn.skip_locked}",
                                  [-(1 << 62) if min_priority is None else min_priority])
             return self.set_job_state(row["id"], JobState.RUNNING) if row else None
 
@@ -92,7 +93,7 @@ class JobVerbs(Verbs):
         """
         state = values.enum_value(JobState, state, "job state")
         with self._conn.write():
-            job = self._require_job(job_id)
+            job = self._require_job(job_id, lock=True)
             if job.state is state and error is UNSET and result is UNSET:
                 return job
             if job.state.is_terminal and job.state is not state:

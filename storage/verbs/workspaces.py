@@ -32,12 +32,11 @@ class WorkspaceVerbs(Verbs):
         name = values.text(name, "workspace name") if name is not None else (Path(root).name or root)
         settings_json = values.to_json(settings or {}, "workspace settings")
         with self._conn.write():
-            existing = self._conn.one("SELECT * FROM workspaces WHERE root = ?", [root])
-            if existing:
-                return _workspace(existing)
             row = self._conn.one(
-                "INSERT INTO workspaces (root, name, created, settings) VALUES (?, ?, ?, ?) RETURNING *",
-                [root, name, values.now(), settings_json])
+                "INSERT INTO workspaces (root, name, created, settings) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (root) DO NOTHING RETURNING *", [root, name, values.now(), settings_json])
+            if row is None:  # already known (perhaps added by another process a moment ago)
+                row = self._conn.one("SELECT * FROM workspaces WHERE root = ?", [root])
         assert row is not None
         return _workspace(row)
 

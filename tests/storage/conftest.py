@@ -1,4 +1,9 @@
-"""Fixtures for the store's tests: a fresh database file per test, a workspace and a job in it."""
+"""Fixtures for the store's tests: a fresh database per test, a workspace and a job in it.
+
+``store`` (and ``store_target``, where it lives) runs each test twice: on a SQLite file and on a
+fresh PostgreSQL database of the session's server (``tests/fixtures/postgres.py``). ``db_path`` is
+always the SQLite file, for tests of SQLite itself.
+"""
 
 from __future__ import annotations
 
@@ -15,9 +20,17 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "troupe.db"
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_target(request: pytest.FixtureRequest, db_path: Path) -> Path | str:
+    """A SQLite file's path, or a fresh PostgreSQL database's URL (with its password)."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("postgres_url"))
+    return db_path
+
+
 @pytest.fixture
-def store(db_path: Path) -> Iterator[Store]:
-    opened = Store.open(db_path)
+def store(store_target: Path | str) -> Iterator[Store]:
+    opened = Store.open(store_target)
     yield opened
     opened.close()
 

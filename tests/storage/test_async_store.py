@@ -22,8 +22,8 @@ def test_every_store_verb_has_an_async_twin() -> None:
         assert inspect.signature(twin) == inspect.signature(getattr(Store, name)), name
 
 
-async def test_verbs_work_from_asyncio(db_path: Path) -> None:
-    async with await AsyncStore.open(db_path) as store:
+async def test_verbs_work_from_asyncio(store_target: Path | str) -> None:
+    async with await AsyncStore.open(store_target) as store:
         job = await store.record_job("ask", {"question": "where is auth?"})
         assert await store.append_event(job.id, "message", {"text": "in auth.py"}, role="cto") == 1
         [event] = await store.events_after(job.id, 0)
@@ -31,22 +31,22 @@ async def test_verbs_work_from_asyncio(db_path: Path) -> None:
         assert (await store.set_job_state(job.id, "succeeded")).state is JobState.SUCCEEDED
 
 
-async def test_concurrent_coroutines_get_distinct_seqs_in_call_order(db_path: Path) -> None:
-    async with await AsyncStore.open(db_path) as store:
+async def test_concurrent_coroutines_get_distinct_seqs_in_call_order(store_target: Path | str) -> None:
+    async with await AsyncStore.open(store_target) as store:
         job = await store.record_job("review", {})
         seqs = await asyncio.gather(*(store.append_event(job.id, "log", {"n": i}) for i in range(100)))
         assert seqs == list(range(1, 101))
         assert [e.data["n"] for e in await store.events_after(job.id)] == list(range(100))
 
 
-async def test_all_calls_run_on_one_thread_that_is_not_the_event_loops(db_path: Path) -> None:
-    async with await AsyncStore.open(db_path) as store:
+async def test_all_calls_run_on_one_thread_that_is_not_the_event_loops(store_target: Path | str) -> None:
+    async with await AsyncStore.open(store_target) as store:
         names = await asyncio.gather(*(store.run(lambda _: threading.current_thread().name) for _ in range(5)))
         assert len(set(names)) == 1 and names[0] != threading.current_thread().name
 
 
-async def test_run_makes_several_verbs_one_transaction(db_path: Path) -> None:
-    async with await AsyncStore.open(db_path) as store:
+async def test_run_makes_several_verbs_one_transaction(store_target: Path | str) -> None:
+    async with await AsyncStore.open(store_target) as store:
         job = await store.record_job("test", {})
 
         def fail_halfway(s: Store) -> None:
@@ -58,8 +58,8 @@ async def test_run_makes_several_verbs_one_transaction(db_path: Path) -> None:
         assert (await store.get_job(job.id)).state is JobState.QUEUED
 
 
-async def test_a_closed_async_store_says_so(db_path: Path) -> None:
-    store = await AsyncStore.open(db_path)
+async def test_a_closed_async_store_says_so(store_target: Path | str) -> None:
+    store = await AsyncStore.open(store_target)
     await store.close()
     with pytest.raises(StoreError, match="is closed"):
         await store.list_jobs()

@@ -43,11 +43,11 @@ def test_a_sync_store_used_from_another_thread_raises_and_says_what_to_do(store:
 
 
 def test_concurrent_appends_from_many_connections_get_distinct_increasing_seqs(
-        store: Store, job: Job, db_path: Path) -> None:
+        store: Store, job: Job, store_target: Path | str) -> None:
     seqs_by_thread: list[list[int]] = []
 
     def append_many() -> None:
-        with Store.open(db_path) as own:
+        with Store.open(store_target) as own:
             seqs_by_thread.append([own.append_event(job.id, "log", {"text": str(i)}) for i in range(40)])
 
     assert run_threads(*[append_many] * 4) == []
@@ -69,10 +69,10 @@ print(" ".join(map(str, seqs)))
 
 
 def test_concurrent_appends_from_several_processes_get_distinct_seqs(
-        store: Store, job: Job, db_path: Path) -> None:
+        store: Store, job: Job, store_target: Path | str) -> None:
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    processes = [subprocess.Popen([sys.executable, "-c", APPENDER, str(db_path), job.id], env=env, text=True,
+    processes = [subprocess.Popen([sys.executable, "-c", APPENDER, str(store_target), job.id], env=env, text=True,
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE) for _ in range(2)]
     for process in processes:
         assert process.stdout.readline() == "ready\n"
@@ -88,23 +88,34 @@ def test_concurrent_appends_from_several_processes_get_distinct_seqs(
 
 
 def test_readers_see_only_whole_transactions_while_a_writer_writes(
-        store: Store, workspace: Workspace, job: Job, db_path: Path) -> None:
-    batch, batches = 20, 40
+        store: Store, workspace: Workspace, job: Job, store_target: Path | str) -> None:
+    batch, batches = 20, 25
     writer_done = threading.Event()
+    committed = threading.Condition()
+    progress = [0]  # batches committed so far
     reads: list[int] = []
 
     def write() -> None:
-        with Store.open(db_path) as writer:
-            for i in range(batches):
-                writer.append_event(job.id, "log", {"text": f"batch {i}"})
-                writer.add_findings(workspace.id, job.id, f"f{i}.py",
-                                    [FindingDraft(f"issue {k}", "minor", k + 1) for k in range(batch)])
-        writer_done.set()
+        try:
+            with Store.open(store_target) as writer:
+                for i in range(batches):
+                    writer.append_event(job.id, "log", {"text": f"batch {i}"})
+                    writer.add_findings(workspace.id, job.id, f"f{i}.py",
+                                        [FindingDraft(f"issue {k}", "minor", k + 1) for k in range(batch)])
+                    with committed:
+                        progress[0] += 1
+                        committed.notify_all()
+        finally:
+            with committed:
+                writer_done.set()
+                committed.notify_all()
 
     def read() -> None:
-        with Store.open(db_path, read_only=True) as reader:
+        with Store.open(store_target, read_only=True) as reader:
             seen = 0
             while not writer_done.is_set() or seen < batches:
+                with committed:  # read again once the writer moved on (reading while it writes the next batch)
+                    committed.wait_for(lambda: progress[0] > seen or writer_done.is_set(), timeout=30)
                 seqs = [e.seq for e in reader.events_after(job.id)]
                 assert seqs == list(range(1, len(seqs) + 1)), "a gap or reordering in the event log"
                 assert len(seqs) >= seen, "a reader went back in time"
@@ -120,8 +131,8 @@ def test_readers_see_only_whole_transactions_while_a_writer_writes(
     assert len(store.list_findings(workspace.id)) == batch * batches
 
 
-def test_a_read_only_store_cannot_write(store: Store, db_path: Path) -> None:
-    with Store.open(db_path, read_only=True) as reader, pytest.raises(Exception, match="readonly"):
+def test_a_read_only_store_cannot_write(store: Store, store_target: Path | str) -> None:
+    with Store.open(store_target, read_only=True) as reader, pytest.raises(Exception, match=r"readonly|read-only"):
         reader.record_job("ask", {})
 
 
@@ -135,3 +146,21 @@ def test_a_transaction_groups_several_verbs(store: Store, job: Job) -> None:
         store.set_job_state(job.id, "running")
         store.append_event(job.id, "job_state", {"state": "running"})
     assert store.get_job(job.id).last_seq == 1
+
+
+def test_workers_claiming_from_one_queue_at_once_never_get_the_same_job(
+        store: Store, store_target: Path | str) -> None:
+    queued = {store.record_job("review", {"n": i}).id for i in range(60)}
+    claims: list[list[str]] = []
+
+    def claim_until_empty() -> None:
+        with Store.open(store_target) as own:
+            mine = []
+            while (job := own.claim_next_job()) is not None:
+                mine.append(job.id)
+            claims.append(mine)
+
+    assert run_threads(*[claim_until_empty] * 3) == []
+    claimed = [job_id for mine in claims for job_id in mine]
+    assert sorted(claimed) == sorted(queued)  # each job once: none twice, none left
+    assert {job.state for job in store.list_jobs(limit=100)} == {"running"}

@@ -105,11 +105,11 @@ def test_unknown_jobs_are_reported_by_id(store: Store) -> None:
         store.update_job("nope", last_phase="x")
 
 
-def test_a_running_job_and_its_checkpoint_survive_a_restart(db_path: Path) -> None:
-    with Store.open(db_path) as store:
+def test_a_running_job_and_its_checkpoint_survive_a_restart(store_target: Path | str) -> None:
+    with Store.open(store_target) as store:
         job = store.record_job("change", {"request": "rename foo"})
         store.set_job_state(job.id, "running")
         store.update_job(job.id, last_phase="review", checkpoint={"cycle": 2})
-    with Store.open(db_path) as restarted:
+    with Store.open(store_target) as restarted:
         [resumable] = restarted.list_jobs(state=["running", "waiting_for_answer"])
         assert (resumable.id, resumable.last_phase, resumable.checkpoint) == (job.id, "review", {"cycle": 2})

@@ -12,20 +12,38 @@ from storage import LATEST_VERSION, SchemaTooNewError, Store, StoreError
 from storage.db import connect, migrate, schema_version
 from storage.migrations import MIGRATIONS, Migration, run_script
 
+# Rows written with the version-1 schema, as an older Troupe would have left them (SQL both dialects take).
+VERSION_1_ROWS = [
+    "INSERT INTO workspaces (id, root, name, created) VALUES (1, '/srv/legacy', 'legacy', 1.0)",
+    "INSERT INTO jobs (id, workspace_id, kind, state, request, created, updated, last_seq) "
+    "VALUES ('old-job', 1, 'review', 'running', '{\"file\": \"a.py\"}', 1.0, 1.0, 1)",
+    "INSERT INTO job_events (job_id, seq, at, kind, data, text) VALUES "
+    "('old-job', 1, 1.0, 'message', '{\"text\": \"legacy deployment notes\"}', 'legacy deployment notes')",
+    "INSERT INTO findings (workspace_id, job_id, file, start_line, start_col, end_line, "
+    "severity, message, fingerprint, state, created, updated) VALUES "
+    "(1, 'old-job', 'a.py', 3, 1, 3, 'major', 'legacy password in source', 'fp1', 'open', 1, 1)",
+]
+
+
+def assert_version_1_rows_kept(store: Store) -> None:
+    """What an upgraded store shows of :data:`VERSION_1_ROWS`: all of it, searchable, still writable."""
+    assert store.schema_version() == LATEST_VERSION
+    assert store.get_workspace(1).root == "/srv/legacy"
+    job = store.get_job("old-job")
+    assert job.request == {"file": "a.py"} and job.state == "running"
+    assert [e.data["text"] for e in store.events_after("old-job")] == ["legacy deployment notes"]
+    assert store.append_event("old-job", "log", {"text": "after the upgrade"}) == 2
+    # rows written before full-text search existed are searchable after the upgrade
+    assert [e.seq for e in store.search_events("legacy deployment")] == [1]
+    assert [f.message for f in store.search_findings("password")] == ["legacy password in source"]
+    assert store.integrity_check() == "ok"
+
 
 def seed_version_1_rows(path: Path) -> None:
-    """Rows written with the version-1 schema, as an older Troupe would have left them."""
     conn = sqlite3.connect(path)
     with conn:
-        conn.execute("INSERT INTO workspaces (id, root, name, created) VALUES (1, '/srv/legacy', 'legacy', 1.0)")
-        conn.execute("INSERT INTO jobs (id, workspace_id, kind, state, request, created, updated, last_seq) "
-                     "VALUES ('old-job', 1, 'review', 'running', '{\"file\": \"a.py\"}', 1.0, 1.0, 1)")
-        conn.execute("INSERT INTO job_events (job_id, seq, at, kind, data, text) VALUES "
-                     "('old-job', 1, 1.0, 'message', '{\"text\": \"legacy deployment notes\"}', "
-                     "'legacy deployment notes')")
-        conn.execute("INSERT INTO findings (workspace_id, job_id, file, start_line, start_col, end_line, "
-                     "severity, message, fingerprint, state, created, updated) VALUES "
-                     "(1, 'old-job', 'a.py', 3, 1, 3, 'major', 'legacy password in source', 'fp1', 'open', 1, 1)")
+        for statement in VERSION_1_ROWS:
+            conn.execute(statement)
     conn.close()
 
 
@@ -54,16 +72,7 @@ def test_a_database_at_an_earlier_version_migrates_to_the_latest_keeping_its_row
     seed_version_1_rows(db_path)
 
     with Store.open(db_path) as store:
-        assert store.schema_version() == LATEST_VERSION
-        assert store.get_workspace(1).root == "/srv/legacy"
-        job = store.get_job("old-job")
-        assert job.request == {"file": "a.py"} and job.state == "running"
-        assert [e.data["text"] for e in store.events_after("old-job")] == ["legacy deployment notes"]
-        assert store.append_event("old-job", "log", {"text": "after the upgrade"}) == 2
-        # rows written before full-text search existed are searchable after the upgrade
-        assert [e.seq for e in store.search_events("legacy deployment")] == [1]
-        assert [f.message for f in store.search_findings("password")] == ["legacy password in source"]
-        assert store.integrity_check() == "ok"
+        assert_version_1_rows_kept(store)
 
 
 def test_reopening_a_current_database_changes_nothing(db_path: Path) -> None:
@@ -137,9 +146,10 @@ def test_a_database_in_a_missing_folder_gives_a_clear_error(tmp_path: Path) -> N
         Store.open(tmp_path / "missing" / "troupe.db")
 
 
-def test_connections_use_wal_foreign_keys_and_a_busy_timeout(store: Store) -> None:
-    conn = store._conn
-    assert conn.scalar("PRAGMA journal_mode") == "wal"
-    assert conn.scalar("PRAGMA foreign_keys") == 1
-    assert conn.scalar("PRAGMA synchronous") == 1  # NORMAL
-    assert conn.scalar("PRAGMA busy_timeout") >= 5000
+def test_connections_use_wal_foreign_keys_and_a_busy_timeout(db_path: Path) -> None:
+    with Store.open(db_path) as store:
+        conn = store._conn
+        assert conn.scalar("PRAGMA journal_mode") == "wal"
+        assert conn.scalar("PRAGMA foreign_keys") == 1
+        assert conn.scalar("PRAGMA synchronous") == 1  # NORMAL
+        assert conn.scalar("PRAGMA busy_timeout") >= 5000
