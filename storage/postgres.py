@@ -8,7 +8,7 @@ and a text-search configuration). Differences from SQLite, all kept inside this 
 - placeholders: the verbs' ``?`` and ``:name`` become psycopg's ``%s`` and ``%(name)s``;
 - concurrency: no database-wide write lock (``BEGIN IMMEDIATE``); a verb that reads rows and then
   changes them locks those rows (``SELECT ... FOR UPDATE``), and claiming a queued job skips rows
-  another worker holds (``FOR UPDATE SKIP LOCKED``). Migrations hold a transaction-level advisory
+  another worker holds (``SKIP LOCKED``). Migrations hold a transaction-level advisory
   lock, so several processes opening a fresh database run each step once;
 - the schema version lives in a one-row table ``troupe_schema_version`` (SQLite: ``user_version``);
 - full-text search uses expression GIN indexes over ``to_tsvector`` (``storage.search``);
@@ -62,8 +62,10 @@ class PostgresConnection(Connection):
     """One psycopg connection (autocommit outside ``write()``), usable only from the thread that opened it."""
 
     dialect = "postgresql"
-    for_update = " FOR UPDATE"
-    skip_locked = " FOR UPDATE SKIP LOCKED"
+    # NO KEY UPDATE: the row is about to change, but rows referring to it (a job's events, a workspace's
+    # jobs) may still be inserted meanwhile: their foreign-key checks take KEY SHARE, which it allows.
+    for_update = " FOR NO KEY UPDATE"
+    skip_locked = " FOR NO KEY UPDATE SKIP LOCKED"
     greatest = "greatest"
     elsewhere = "point TROUPE_STORE_URL at another database"
 

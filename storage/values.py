@@ -126,5 +126,6 @@ def searchable_text(data: Any, limit: int = 100_000) -> str:
 
     walk(data)
     joined = "\n".join(parts)[:limit]
-    # Search text is derived, so it may drop undecodable characters; the data itself keeps them.
-    return joined.encode("utf-8", "replace").decode("utf-8")
+    # Search text is derived, so it may drop undecodable characters and NULs (PostgreSQL's text refuses
+    # them); the data itself keeps them (JSON escapes both).
+    return joined.encode("utf-8", "replace").decode("utf-8").replace("\x00", " ")

@@ -115,7 +115,7 @@ def test_readers_see_only_whole_transactions_while_a_writer_writes(
             seen = 0
             while not writer_done.is_set() or seen < batches:
                 with committed:  # read again once the writer moved on (reading while it writes the next batch)
-                    committed.wait_for(lambda: progress[0] > seen or writer_done.is_set(), timeout=30)
+                    committed.wait_for(lambda last=seen: progress[0] > last or writer_done.is_set(), timeout=30)
                 seqs = [e.seq for e in reader.events_after(job.id)]
                 assert seqs == list(range(1, len(seqs) + 1)), "a gap or reordering in the event log"
                 assert len(seqs) >= seen, "a reader went back in time"

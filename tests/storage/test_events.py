@@ -52,3 +52,11 @@ def test_undecodable_text_in_event_data_round_trips(store: Store, job: Job) -> N
 def test_an_empty_event_kind_is_refused(store: Store, job: Job) -> None:
     with pytest.raises(ValueError, match="event kind must not be empty"):
         store.append_event(job.id, " ")
+
+
+def test_binary_tool_output_with_nul_bytes_is_kept_and_searchable(store: Store, job: Job) -> None:
+    output = "segfault\x00\x00core dumped \udcff"
+    store.append_event(job.id, "tool_run", {"tool": "pytest", "output": output})
+    [event] = store.events_after(job.id)
+    assert event.data["output"] == output
+    assert [e.seq for e in store.search_events("segfault core dumped")] == [1]

@@ -143,3 +143,20 @@ def test_describe_names_files_and_databases_and_redacted_hides_passwords() -> No
         "postgresql://ada:***@db.internal:6543/troupe?sslmode=require")
     assert redacted("postgresql://db.internal/troupe?user=ada&password=s3cret") == (
         "postgresql://db.internal/troupe?user=ada&password=***")
+
+
+def test_row_locks_let_other_writers_through_where_sqlite_would_wait(postgres_url: str, tmp_path) -> None:
+    """A review's findings hold only their workspace's row: a job submitted meanwhile in that workspace, and
+    events of other jobs, are written at once (SQLite's one write lock would make them wait for the commit)."""
+    with Store.open(postgres_url) as store, Store.open(postgres_url) as other:
+        other._conn.execute("SET lock_timeout = '5s'")  # blocked would fail, not hang
+        workspace = store.add_workspace(tmp_path)
+        running = store.record_job("review", {}, workspace_id=workspace.id)
+        with store.transaction():
+            store.add_findings(workspace.id, running.id, "a.py", [{"message": "m", "severity": "minor",
+                                                                    "start_line": 1}])
+            store.set_job_state(running.id, "running")  # the job's row, locked too
+            queued = other.record_job("ask", {}, workspace_id=workspace.id)
+            assert other.append_event(queued.id, "log", {"text": "not blocked"}) == 1
+            assert other.list_findings(workspace.id) == []  # not committed yet
+        assert [f.message for f in other.list_findings(workspace.id)] == ["m"]
