@@ -8,6 +8,7 @@ import sys
 
 from daemon.cli.eval import add_eval_parser
 from daemon.cli.experience import add_experience_parser
+from daemon.cli.team import add_team_parsers
 
 
 def _json(p: argparse.ArgumentParser) -> None:
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_experience_parser(sub, _json)
     add_eval_parser(sub)
+    add_team_parsers(sub)
 
     # The adapters own their options: `troupe lsp …` is handed to lsp.app untouched (see main()).
     sub.add_parser("lsp", help="the language server over stdio (`troupe lsp --help` lists its options)",
@@ -141,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
         from daemon.cli.eval import run_eval
 
         return run_eval(args)
+    if args.command in ("server", "worker"):
+        from daemon.cli.team import run_team
+
+        return run_team(args)
     if args.command == "daemon":
         from daemon.service.process import run_foreground
 

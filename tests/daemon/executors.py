@@ -1,9 +1,10 @@
 """A scripted job executor for daemon tests and benchmarks (``TROUPE_EXECUTOR=tests.daemon.executors:scripted``).
 
 A job's ``options`` say what it does: ``phases`` (n phases, each ``sleep`` seconds, each
-checkpointed), ``ask`` (a question for the human), ``fail`` (an error message), and for a
-``change`` job ``path``/``after`` (the proposed new text of one file), ``tests_fail`` (the summary of
-a failed test run of it). A review job reports one
+checkpointed), ``hold`` (seconds to wait after the first phase's checkpoint, saying so in a log
+event, unless the job is resumed: a test kills the process meanwhile), ``ask`` (a question for the
+human), ``fail`` (an error message), and for a ``change`` job ``path``/``after`` (the proposed new
+text of one file), ``tests_fail`` (the summary of a failed test run of it). A review job reports one
 finding per file. ``TROUPE_TEST_RESUMABLE=1`` makes the executor resumable.
 """
 
@@ -35,6 +36,9 @@ class ScriptedExecutor:
             await emit(Event(EventKind.PHASE_FINISHED, {"phase": phase, "conclusion": "ok"}, phase=phase))
             if job.save_checkpoint is not None:
                 await job.save_checkpoint(phase, {"done": index + 1})
+            if index == 0 and opts.get("hold") and not job.resumed:  # its process is killed meanwhile
+                await emit(Event(EventKind.LOG, {"level": "info", "text": f"holding for {opts['hold']} s"}))
+                await asyncio.sleep(float(opts["hold"]))
         result: dict[str, Any] = {"resumed_from": done}
         if opts.get("ask"):
             result["human_said"] = await ask_human(str(opts["ask"]))

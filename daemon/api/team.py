@@ -1,0 +1,139 @@
+"""The team server's HTTP edge: the daemon's own handlers, behind a person's token and workspace access.
+
+Every request carries ``Authorization: Bearer <token>`` (``troupe server add-person NAME`` makes
+one; 401 without a valid one). A request about a workspace — a job, its events, a change, a
+finding, a list of them — is answered only for people the workspace is shared with (the team
+config's ``shared_with``); anyone else gets 403, whether the workspace exists or not. Lists need
+``?workspace=``: nobody reads across workspaces. The laptop daemon's routes that act on the
+server's own machine (registering folders, saves, lint, shutdown, the run viewer) are not served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from daemon.api.protocol import PREFIX, WorkspaceList, error_json
+from daemon.api.routes import BODY_TIMEOUT, answer, routes
+from daemon.api.server import BODY_TIMEOUT_S, errors_as_json
+from daemon.api.state import DAEMON, MAX_BODY, DaemonState
+from daemon.team.config import TEAM_ROOT, TeamConfig
+from daemon.team.people import People, Person
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+PEOPLE = web.AppKey("troupe_people", People)
+TEAM = web.AppKey("troupe_team_config", TeamConfig)
+SERVED = {("GET", f"{PREFIX}/health"), ("GET", f"{PREFIX}/metrics"), ("POST", f"{PREFIX}/jobs"),
+          ("GET", f"{PREFIX}/jobs"), ("GET", f"{PREFIX}/jobs/{{job_id}}"), ("POST", f"{PREFIX}/jobs/{{job_id}}/cancel"),
+          ("POST", f"{PREFIX}/jobs/{{job_id}}/answer"), ("GET", f"{PREFIX}/jobs/{{job_id}}/events"),
+          ("GET", f"{PREFIX}/events"), ("GET", f"{PREFIX}/changes/{{change_id}}"),
+          ("POST", f"{PREFIX}/changes/{{change_id}}/apply"), ("POST", f"{PREFIX}/changes/{{change_id}}/discard"),
+          ("GET", f"{PREFIX}/findings"), ("POST", f"{PREFIX}/findings/{{finding_id}}")}
+
+
+def _refuse(status: int, code: str, message: str) -> web.Response:
+    return web.json_response(error_json(code, message), status=status)
+
+
+def person(request: web.Request) -> Person:
+    found: Person = request["troupe_person"]
+    return found
+
+
+@web.middleware
+async def needs_person(request: web.Request, handler: Handler) -> web.StreamResponse:
+    given = request.headers.get("Authorization", "")
+    token = given.removeprefix("Bearer ").strip() if given.startswith("Bearer ") else ""
+    found = await request.app[PEOPLE].by_token(token) if token else None
+    if found is None:
+        return _refuse(401, "unauthorized", "this team server needs 'Authorization: Bearer <your token>'; "
+                       "an admin makes one with `troupe server add-person NAME`")
+    request["troupe_person"] = found
+    return await handler(request)
+
+
+@web.middleware
+async def needs_access(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """403 for a workspace the person may not see; lists must name their workspace."""
+    route = request.match_info.route.resource
+    path = route.canonical if route is not None else request.path
+    config, who = request.app[TEAM], person(request)
+    name = await _workspace_named(request, path)
+    if name is None:
+        if path in (f"{PREFIX}/jobs", f"{PREFIX}/events", f"{PREFIX}/findings") and request.method == "GET":
+            return _refuse(400, "bad_request", f"say which workspace: ?workspace={TEAM_ROOT}/<name>")
+        return await handler(request)
+    workspace = config.workspace(name)
+    if workspace is None or who.name not in workspace.shared_with:
+        return _refuse(403, "forbidden", f"{who.name} has no access to workspace {name!r}; "
+                       "the team config's shared_with says who has")
+    return await handler(request)
+
+
+async def _workspace_named(request: web.Request, path: str) -> str | None:
+    """The team workspace (a name or /team/<name>) this request is about, or None when it is about none."""
+    d = request.app[DAEMON]
+    if path.startswith(f"{PREFIX}/jobs/"):
+        job = await d.store.get_job(request.match_info["job_id"])
+        return await _name_of(d, job.workspace_id if job else None, missing="?")
+    if path.startswith(f"{PREFIX}/changes/"):
+        change = await d.store.get_change(request.match_info["change_id"])
+        return await _name_of(d, change.workspace_id if change else None, missing="?")
+    if path.startswith(f"{PREFIX}/findings/"):
+        raw = request.match_info["finding_id"]
+        finding = await d.store.get_finding(int(raw)) if raw.isdigit() and len(raw) < 19 else None
+        return await _name_of(d, finding.workspace_id if finding else None, missing="?")
+    if path == f"{PREFIX}/jobs" and request.method == "POST":
+        try:
+            async with asyncio.timeout(request.app[BODY_TIMEOUT]):  # the handler reads it again, from memory
+                body = json.loads(await request.read() or b"{}")
+        except (ValueError, TimeoutError):
+            return None  # the handler says what is wrong with it
+        named = body.get("workspace") if isinstance(body, dict) else None
+        return str(named) if named else None
+    named = request.query.get("workspace") or (request.query.get("file") if path == f"{PREFIX}/findings" else None)
+    if not named:
+        return None
+    parts = named.removeprefix(TEAM_ROOT + "/").split("/")
+    return parts[0] or "?"
+
+
+async def _name_of(d: DaemonState, workspace_id: int | None, *, missing: str) -> str | None:
+    """A stored workspace's team name; ``missing`` for an id nobody may read (a job that does not
+    exist answers 403 too, so ids cannot be probed)."""
+    if workspace_id is None:
+        return missing
+    ws = await d.store.get_workspace(workspace_id)
+    team = (ws.settings or {}).get("team") if ws else None
+    return str(team["name"]) if isinstance(team, dict) and team.get("name") else missing
+
+
+async def list_workspaces(request: web.Request) -> web.Response:
+    """The workspaces shared with the person asking."""
+    from daemon.api import views
+
+    d, config, who = request.app[DAEMON], request.app[TEAM], person(request)
+    shown = []
+    for ws in await d.store.list_workspaces():
+        team = config.workspace(ws.root)
+        if team is not None and who.name in team.shared_with:
+            shown.append(views.workspace_info(ws))
+    return answer(WorkspaceList(shown))
+
+
+def make_team_app(state: DaemonState, people: People, config: TeamConfig, *, max_body: int) -> web.Application:
+    app = web.Application(client_max_size=max_body, middlewares=[errors_as_json, needs_person, needs_access])
+    app[DAEMON] = state
+    app[PEOPLE] = people
+    app[TEAM] = config
+    app[MAX_BODY] = max_body
+    app[BODY_TIMEOUT] = BODY_TIMEOUT_S
+    for route in routes:
+        if isinstance(route, web.RouteDef) and (route.method, route.path) in SERVED:
+            app.router.add_route(route.method, route.path, route.handler)
+    app.router.add_get(f"{PREFIX}/workspaces", list_workspaces)
+    return app
+

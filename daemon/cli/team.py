@@ -1,0 +1,100 @@
+"""``troupe server`` (an API node of a team server), its admin commands, and ``troupe worker``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from typing import Any
+
+
+def add_team_parsers(sub: Any) -> None:
+    p = sub.add_parser("server", help="a team server's API node on TCP, for many people (PostgreSQL, "
+                                      "jobs run by `troupe worker`)")
+    p.add_argument("--config", metavar="FILE", help="the team config (default: TROUPE_TEAM_CONFIG)")
+    p.add_argument("--host", help="listen on this address (default: [server] host)")
+    p.add_argument("--port", type=int, help="listen on this port (default: [server] port; 0: any free one)")
+    admin = p.add_subparsers(dest="server_command", metavar="ADMIN")
+    q = admin.add_parser("add-person", help="add a person (or give them a new token); prints their token once")
+    q.add_argument("name")
+    q.add_argument("--slack", metavar="USER_ID", help="their Slack user id, so the bot acts as them")
+    q = admin.add_parser("remove-person", help="remove a person; their token stops working")
+    q.add_argument("name")
+
+    p = sub.add_parser("worker", help="run a team server's jobs (on any machine that reaches its PostgreSQL)")
+    p.add_argument("--config", metavar="FILE", help="the team config (default: TROUPE_TEAM_CONFIG)")
+    p.add_argument("--concurrency", type=int, help="jobs at once (default: [worker] concurrency)")
+    p.add_argument("--name", help="this worker's name in logs and events (default: host-pid)")
+
+
+def _logging() -> None:
+    from daemon.redact import install_log_redaction, register_environment_secrets
+
+    register_environment_secrets()
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_redaction(logging.getLogger())
+    for noisy in ("aiohttp.access", "LiteLLM", "litellm", "httpx", "procrastinate"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def run_team(args: argparse.Namespace) -> int:
+    from daemon.config import ConfigError
+    from daemon.team.config import load_team_config
+
+    try:
+        config = load_team_config(args.config)
+        if args.command == "worker":
+            if args.concurrency:
+                config.concurrency = args.concurrency
+            _logging()
+            return asyncio.run(_worker(config, args.name))
+        if args.server_command in ("add-person", "remove-person"):
+            return asyncio.run(_admin(config, args))
+        config.host = args.host or config.host
+        config.port = config.port if args.port is None else args.port
+        _logging()
+        return asyncio.run(_server(config))
+    except ConfigError as exc:
+        print(f"troupe: {exc}", file=sys.stderr)
+        return 2
+
+
+async def _admin(config: Any, args: argparse.Namespace) -> int:
+    from daemon.team.people import People
+
+    people = People(config.queue_url)
+    if args.server_command == "add-person":
+        token = await people.add(args.name, slack_user=args.slack)
+        print(token)
+        print(f"(the token of {args.name}: shown only now; they set TROUPE_TOKEN to it)", file=sys.stderr)
+        return 0
+    if not await people.remove(args.name):
+        print(f"troupe: no person named {args.name!r}", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _server(config: Any) -> int:
+    from daemon.service.team import TeamServer
+
+    server = TeamServer(config)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, server.request_stop)
+
+    def ready(node: TeamServer) -> None:
+        print(f"TROUPE_SERVER_URL=http://{config.host}:{node.port}", flush=True)
+        logging.getLogger("troupe.server").info("troupe server listening on %s:%s", config.host, node.port)
+
+    await server.serve(ready)
+    return 0
+
+
+async def _worker(config: Any, name: str | None) -> int:
+    from daemon.service.worker import TeamWorker
+
+    await TeamWorker(config, name=name).run()
+    return 0

@@ -1,0 +1,151 @@
+"""``troupe worker``: runs a team server's jobs, on any number of machines.
+
+A worker takes jobs from the team's queue (:mod:`daemon.team.queue`), gets the workspace's
+repository at the job's commit into its cache (:mod:`daemon.team.checkout`), and runs the job with
+the daemon's own job code (:class:`daemon.jobs.manager.JobManager`, the same executor, events,
+checkpoints, findings and proposed changes), writing to the team's store; its events reach every
+API node through :class:`daemon.team.events.NotifyingHub`. A job whose worker died is run again
+by another one, resumed from the job's last checkpoint (or failed with the reason, when the
+executor cannot resume or the job was resumed too often).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import os
+import socket
+from typing import TYPE_CHECKING, Any
+
+from daemon.events import Event, EventKind
+from daemon.jobs.executor import JobExecutor, load_executor
+from daemon.jobs.manager import MAX_RESUMES, JobManager
+from daemon.team.checkout import CheckoutError, RepoCache
+from daemon.team.config import TeamConfig, TeamWorkspace
+from daemon.team.events import NotifyingHub
+from daemon.team.queue import TeamQueue
+
+if TYPE_CHECKING:
+    from storage import AsyncStore, Job
+
+log = logging.getLogger("troupe.worker")
+
+_checkout: contextvars.ContextVar[str | None] = contextvars.ContextVar("troupe_checkout", default=None)
+
+
+class WorkerJobs(JobManager):
+    """The daemon's job code, one job at a time per call, in the checkout of that job's commit."""
+
+    async def workspace_root(self, workspace_id: int | None) -> str | None:
+        return _checkout.get() or await super().workspace_root(workspace_id)
+
+    async def run_claimed(self, job: Job, checkout: str | None) -> None:
+        token = _checkout.set(checkout)
+        try:
+            await self._run(job)
+        finally:
+            _checkout.reset(token)
+
+    async def fail(self, job: Job, error: str) -> None:
+        await self._finish(job.id, job.workspace_id, "failed", error=error)
+
+
+def team_workspace(settings: dict[str, Any] | None) -> TeamWorkspace | None:
+    team = (settings or {}).get("team")
+    if not isinstance(team, dict) or not team.get("remote"):
+        return None
+    return TeamWorkspace(str(team["name"]), str(team["remote"]))
+
+
+class TeamWorker:
+    def __init__(self, config: TeamConfig, *, name: str | None = None, heartbeat: float | None = None,
+                 stalled_after: float | None = None) -> None:
+        self.config = config
+        self.name = name or f"{socket.gethostname()}-{os.getpid()}"
+        self.heartbeat = heartbeat or float(os.environ.get("TROUPE_WORKER_HEARTBEAT", "5"))
+        self.stalled_after = stalled_after or float(os.environ.get("TROUPE_WORKER_STALLED_AFTER", "30"))
+        self.cache = RepoCache(config.cache / self.name)
+
+    async def run(self) -> None:
+        from storage import AsyncStore
+
+        url = self.config.queue_url
+        self.store: AsyncStore = await AsyncStore.open(self.config.store_url)
+        self.queue = TeamQueue(url)
+        self.hub = NotifyingHub(url)
+        self.executor: JobExecutor = load_executor(store=self.store)
+        self.jobs = WorkerJobs(self.store, self.hub, self.executor, concurrency=self.config.concurrency,
+                               reserved=0)
+        await self.queue.open()
+        await self.hub.open()
+        self.queue.register(self.run_job)
+        preload = getattr(self.executor, "preload", None)
+        if preload is not None and os.environ.get("TROUPE_PRELOAD_LLM", "1") not in ("0", "false", "no"):
+            await preload()  # litellm's import (and a local model) before the first job, not in it
+        reaper = asyncio.create_task(self._retry_stalled(), name="troupe-stalled")
+        log.info("troupe worker %s: %d job(s) at once, executor %s", self.name, self.config.concurrency,
+                 self.executor.name)
+        try:
+            await self.queue.run_worker(concurrency=self.config.concurrency, name=self.name,
+                                        heartbeat=self.heartbeat, stalled_after=self.stalled_after)
+        finally:
+            reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reaper
+            await self.hub.aclose()
+            await self.executor.close()
+            await self.queue.close()
+            await self.store.close()
+
+    async def _retry_stalled(self) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat)
+            try:
+                await self.queue.retry_stalled(self.stalled_after)
+            except Exception as exc:  # another worker retried it first, or the database blinked
+                log.info("retrying stalled jobs: %s", exc)
+
+    async def run_job(self, job_id: str, context: Any = None) -> None:
+        job = await self.store.get_job(job_id)
+        if job is None or job.state.is_terminal:
+            return  # cancelled while queued, or already run
+        if job.state.value == "running" and not await self._resumable(job):
+            return
+        workspace = await self.store.get_workspace(job.workspace_id) if job.workspace_id is not None else None
+        target = team_workspace(workspace.settings if workspace else None)
+        checkout: str | None = None
+        if target is not None:
+            options = dict(job.request.get("options") or {})
+            try:
+                path, commit = await self.cache.checkout(target, options.get("commit"), job.id)
+            except CheckoutError as exc:
+                await self.jobs.fail(job, f"cannot get {target.name}'s repository at "
+                                          f"{options.get('commit') or 'its default branch'}: {exc}")
+                return
+            checkout = str(path)
+            if options.get("commit") != commit:  # a retry runs on the same commit
+                await self.store.update_job(job.id, request={**job.request, "options": {**options, "commit": commit}})
+        try:
+            job = await self.store.set_job_state(job.id, "running")
+            await self.jobs.run_claimed(job, checkout)
+        finally:
+            self.cache.release(job.id)
+        current = await self.store.get_job(job.id)
+        if current is not None and current.state.value == "queued":  # stopped with the worker: run it again
+            await self.queue.defer(job.id, priority=job.priority)
+
+    async def _resumable(self, job: Job) -> bool:
+        """A job left running by a worker that died: resume it here, or fail it with the reason."""
+        events = await self.store.events_after(job.id, 0)
+        resumes = sum(1 for e in events if e.kind == EventKind.JOB_STATE and e.data.get("resumed"))
+        where = f"last finished phase: {job.last_phase}" if job.last_phase else "no phase had finished"
+        if self.executor.resumable and resumes < MAX_RESUMES:
+            await self.jobs.record_event(job.id, job.workspace_id, Event(EventKind.LOG, {
+                "level": "warning", "text": f"the worker running this job stopped; resuming on {self.name} ({where})"}))
+            return True
+        why = ("the job was resumed too often" if self.executor.resumable
+               else f"the {self.executor.name} executor cannot resume jobs")
+        await self.jobs.fail(job, f"the worker running this job stopped ({where}; {why}); submit it again")
+        return False

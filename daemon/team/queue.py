@@ -1,0 +1,98 @@
+"""The team server's job queue: procrastinate on the team's PostgreSQL.
+
+A Troupe job (a row in the store, with its events) is run by one procrastinate job of the task
+``troupe.run_job(job_id)``, deferred with ``lock=job_id`` so that two procrastinate jobs of the same
+Troupe job never run at once. procrastinate gives the rest: workers ``LISTEN`` for new jobs, a
+job is fetched by one worker (``SELECT … FOR UPDATE SKIP LOCKED``), a running job is aborted
+(its asyncio task cancelled) when it is cancelled, and workers send heartbeats, so the jobs of a
+worker that died (SIGKILL, a lost machine) are found by :meth:`TeamQueue.retry_stalled` and run
+again elsewhere, resuming from the job's checkpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from procrastinate import App, JobContext, PsycopgConnector
+
+log = logging.getLogger("troupe.team.queue")
+
+TASK = "troupe.run_job"
+SCHEMA_LOCK = 0x7472_6F75  # pg_advisory_lock key: one node applies procrastinate's schema at a time
+
+
+class TeamQueue:
+    """The procrastinate app of a team server (an API node defers, a worker runs)."""
+
+    def __init__(self, url: str) -> None:
+        self.app = App(connector=PsycopgConnector(conninfo=url, min_size=1, max_size=10))
+
+    async def open(self) -> None:
+        await self.app.open_async()
+        await self._ensure_schema()
+
+    async def close(self) -> None:
+        await self.app.close_async()
+
+    async def _ensure_schema(self) -> None:
+        """procrastinate's tables, created once (its schema is not idempotent, so under a lock)."""
+        connector = self.app.connector
+        await connector.execute_query_async(f"SELECT pg_advisory_lock({SCHEMA_LOCK})")
+        try:
+            row = await connector.execute_query_one_async(
+                "SELECT to_regclass('procrastinate_jobs') IS NOT NULL AS present")
+            if not row["present"]:
+                log.info("creating procrastinate's schema")
+                await self.app.schema_manager.apply_schema_async()
+        finally:
+            await connector.execute_query_async(f"SELECT pg_advisory_unlock({SCHEMA_LOCK})")
+
+    def register(self, run: Callable[[str, JobContext], Awaitable[None]]) -> None:
+        """Make ``run(job_id, context)`` the task's body (on a worker)."""
+
+        async def run_job(context: JobContext, job_id: str) -> None:
+            await run(job_id, context)
+
+        self.app.task(name=TASK, pass_context=True)(run_job)
+
+    async def defer(self, job_id: str, *, priority: int = 0) -> int:
+        """Queue the Troupe job ``job_id``; returns the procrastinate job's id."""
+        deferrer = self.app.configure_task(TASK, lock=job_id, priority=priority)
+        return int(await deferrer.defer_async(job_id=job_id))
+
+    async def cancel(self, job_id: str) -> str | None:
+        """Cancel the Troupe job's queued or running procrastinate job: ``"cancelled"`` (it had not
+        started: nobody will run it), ``"aborting"`` (a worker is running it and stops it), or None
+        (there was none to cancel)."""
+        rows = await self.app.connector.execute_query_all_async(
+            "SELECT id FROM procrastinate_jobs WHERE lock = %(lock)s AND status IN ('todo', 'doing') "
+            "ORDER BY id", lock=job_id)
+        outcome = None
+        for row in rows:
+            if await self.app.job_manager.cancel_job_by_id_async(row["id"], abort=True):
+                status = await self.app.job_manager.get_job_status_async(row["id"])
+                outcome = "aborting" if status.value in ("aborting", "doing") else outcome or "cancelled"
+        return outcome
+
+    async def retry_stalled(self, seconds_since_heartbeat: float) -> list[str]:
+        """Run again the jobs of workers whose heartbeat is older than ``seconds_since_heartbeat``
+        (procrastinate's recipe for workers that died); returns their Troupe job ids."""
+        stalled = await self.app.job_manager.get_stalled_jobs(seconds_since_heartbeat=seconds_since_heartbeat)
+        retried: list[str] = []
+        for job in stalled:
+            await self.app.job_manager.retry_job(job)
+            retried.append(str(job.task_kwargs.get("job_id")))
+        if retried:
+            await self.app.job_manager.prune_stalled_workers(seconds_since_heartbeat)
+            log.warning("a worker stopped sending heartbeats; its jobs run again: %s", ", ".join(retried))
+        return retried
+
+    async def run_worker(self, *, concurrency: int, name: str, heartbeat: float, stalled_after: float,
+                         **options: Any) -> None:
+        """Work until stopped (SIGINT/SIGTERM: running jobs finish first)."""
+        await self.app.run_worker_async(concurrency=concurrency, name=name, wait=True,
+                                        update_heartbeat_interval=heartbeat,
+                                        fetch_job_polling_interval=heartbeat,  # finds retried jobs (no NOTIFY)
+                                        stalled_worker_timeout=stalled_after, **options)
