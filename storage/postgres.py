@@ -12,7 +12,9 @@ and a text-search configuration). Differences from SQLite, all kept inside this 
   lock, so several processes opening a fresh database run each step once;
 - the schema version lives in a one-row table ``troupe_schema_version`` (SQLite: ``user_version``);
 - full-text search uses expression GIN indexes over ``to_tsvector`` (``storage.search``);
-- a read-only store sets ``default_transaction_read_only``.
+- a read-only store sets ``default_transaction_read_only``;
+- a connection the server cut (a restart, a network drop) is opened again by the next call; a
+  transaction it cut fails (its caller sees the error), the next one runs on the new connection.
 
 The password in the URL never reaches a message: ``path`` is the redacted URL, and driver errors
 raised while connecting are scrubbed (``storage.location``).
@@ -23,8 +25,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
@@ -36,6 +38,7 @@ from storage.migrations import Migration
 
 CONNECT_TIMEOUT_S = 10
 _SCHEMA_LOCK = 0x7472_6F75_7065  # "troupe": the advisory lock key migrations hold
+T = TypeVar("T")
 _TOKEN = re.compile(r"'(?:[^']|'')*'|\?|(?<![:\w]):([A-Za-z_]\w*)|%")
 
 
@@ -69,24 +72,39 @@ class PostgresConnection(Connection):
     greatest = "greatest"
     elsewhere = "point TROUPE_STORE_URL at another database"
 
-    def __init__(self, raw: psycopg.Connection[dict[str, Any]], url: str, read_only: bool,
-                 tracer: Tracer | None) -> None:
+    def __init__(self, url: str, read_only: bool, tracer: Tracer | None) -> None:
         super().__init__(redacted(url), read_only)
-        self._raw = raw
+        self._url = url  # to connect again; messages show ``path``
+        self._raw = _open(url, read_only)
         self._tracer = tracer
+        self._depth = 0  # write() blocks open
 
     @property
     def raw(self) -> psycopg.Connection[dict[str, Any]]:
         self._check()
         return self._raw
 
+    def _once_more_if_cut(self, attempt: Callable[[], T]) -> T:
+        """``attempt()``; when it finds the connection cut (the server restarted, the network dropped)
+        outside any transaction, again on a new connection. Only reads and BEGIN come here, which are
+        safe to repeat: outside ``write()`` the verbs only read."""
+        try:
+            return attempt()
+        except psycopg.OperationalError:
+            if self._depth or not self._raw.broken:
+                raise
+            self._raw.close()
+            self._raw = _open(self._url, self.read_only)
+            return attempt()
+
     def execute(self, sql: str, params: Params = ()) -> Cursor:
-        raw = self.raw
         if self._tracer is not None:
             self._tracer(sql, params)
-        if not params:  # without parameters psycopg sends the text as it is (no %% to undo)
-            return raw.execute(sql)
-        return raw.execute(translate(sql), params)
+        # without parameters psycopg sends the text as it is (no %% to undo)
+        query, args = (translate(sql), params) if params else (sql, None)
+        if self._depth:
+            return self.raw.execute(query, args)
+        return self._once_more_if_cut(lambda: self.raw.execute(query, args))
 
     def all(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         cursor = self.execute(sql, params)
@@ -96,8 +114,16 @@ class PostgresConnection(Connection):
     @contextlib.contextmanager
     def write(self) -> Iterator[None]:
         """A transaction (nested: a savepoint); rows it reads ``for_update`` stay locked until it ends."""
-        with self.raw.transaction():
-            yield
+        with contextlib.ExitStack() as stack:
+            self._once_more_if_cut(lambda: stack.enter_context(self.raw.transaction()))
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+        if self._depth == 0 and self._raw.broken:  # psycopg ends a transaction on a cut connection silently
+            raise StoreError(f"the connection to {self.path} was cut before the transaction committed: "
+                             "none of it was written")
 
     def schema_version(self) -> int:
         if not self.scalar("SELECT to_regclass('troupe_schema_version') IS NOT NULL"):
@@ -126,11 +152,14 @@ class PostgresConnection(Connection):
 
 def connect_postgres(url: str, *, read_only: bool = False, tracer: Tracer | None = None) -> PostgresConnection:
     """Connect to the database at ``url`` (does not migrate); a StoreError without the password if it fails."""
+    return PostgresConnection(url, read_only, tracer)
+
+
+def _open(url: str, read_only: bool) -> psycopg.Connection[dict[str, Any]]:
     options = "-c default_transaction_read_only=on" if read_only else None
     try:
-        raw = psycopg.connect(url, autocommit=True, row_factory=dict_row, connect_timeout=CONNECT_TIMEOUT_S,
-                              application_name="troupe", options=options)
+        return psycopg.connect(url, autocommit=True, row_factory=dict_row, connect_timeout=CONNECT_TIMEOUT_S,
+                               application_name="troupe", options=options)
     except (psycopg.Error, ValueError) as exc:
         raise StoreError(f"cannot connect to the Troupe database {redacted(url)}: {scrub(str(exc), url)}"
                          ) from None  # the driver's exception may quote the URL: not chained
-    return PostgresConnection(raw, url, read_only, tracer)

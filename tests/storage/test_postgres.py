@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import traceback
 
+import psycopg
 import pytest
 
 from daemon.doctor import run_doctor
@@ -160,3 +162,29 @@ def test_row_locks_let_other_writers_through_where_sqlite_would_wait(postgres_ur
             assert other.append_event(queued.id, "log", {"text": "not blocked"}) == 1
             assert other.list_findings(workspace.id) == []  # not committed yet
         assert [f.message for f in other.list_findings(workspace.id)] == ["m"]
+
+
+def cut(postgres: PostgresServer, store: Store) -> None:
+    """End the store's server session, as a server restart or a network drop would, and wait until it is gone."""
+    pid = store._conn.scalar("SELECT pg_backend_pid()")
+    postgres.execute("SELECT pg_terminate_backend(%s)", [pid])
+    while postgres.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid]):
+        time.sleep(0.01)
+
+
+def test_a_store_whose_connection_was_cut_connects_again_for_the_next_read_or_write(
+        postgres: PostgresServer, postgres_url: str) -> None:
+    with Store.open(postgres_url) as store:
+        job = store.record_job("ask", {})
+        cut(postgres, store)
+        assert store.get_job(job.id) == job  # a read, repeated on a new connection
+        cut(postgres, store)
+        assert store.append_event(job.id, "log", {"text": "after"}) == 1  # its BEGIN, repeated
+        with pytest.raises(StoreError, match="cut before the transaction committed: none of it was written"), \
+                store.transaction():
+            store.set_job_state(job.id, "running")
+            cut(postgres, store)
+            with pytest.raises(psycopg.OperationalError):  # caught: the transaction must still fail, whole
+                store.append_event(job.id, "log", {"text": "lost"})
+        assert [e.data["text"] for e in store.events_after(job.id)] == ["after"]
+        assert store.get_job(job.id).state == "queued"
