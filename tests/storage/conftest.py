@@ -7,6 +7,7 @@ always the SQLite file, for tests of SQLite itself.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,11 +21,21 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "troupe.db"
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to the latest schema once (closed: its WAL folded in), copied for each test."""
+    path = tmp_path_factory.mktemp("template") / "troupe.db"
+    Store.open(path).close()
+    return path
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
-def store_target(request: pytest.FixtureRequest, db_path: Path) -> Path | str:
-    """A SQLite file's path, or a fresh PostgreSQL database's URL (with its password)."""
+def store_target(request: pytest.FixtureRequest, db_path: Path, sqlite_template: Path) -> Path | str:
+    """A fresh store at the latest schema: a SQLite file's path, or a PostgreSQL database's URL (with its
+    password); each a copy of a migrated template, since migrating every test's store from scratch is slow."""
     if request.param == "postgresql":
         return str(request.getfixturevalue("postgres_url"))
+    shutil.copyfile(sqlite_template, db_path)
     return db_path
 
 

@@ -47,9 +47,10 @@ def seed_version_1_rows(path: Path) -> None:
     conn.close()
 
 
-def test_a_new_file_is_created_at_the_latest_version(store: Store) -> None:
-    assert store.schema_version() == LATEST_VERSION
-    assert store.integrity_check() == "ok"
+def test_a_new_file_is_created_at_the_latest_version(db_path: Path) -> None:
+    with Store.open(db_path) as store:
+        assert store.schema_version() == LATEST_VERSION
+        assert store.integrity_check() == "ok"
 
 
 def test_an_existing_empty_file_is_migrated_to_the_latest_version(db_path: Path) -> None:
