@@ -4,15 +4,20 @@ password that never shows. (The other storage tests run on both backends: see co
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 import traceback
+from pathlib import Path
 
 import psycopg
 import pytest
 
 from daemon.doctor import run_doctor
-from storage import LATEST_VERSION, SchemaTooNewError, Store, StoreError
+from storage import LATEST_VERSION, FindingDraft, SchemaTooNewError, Store, StoreError
 from storage.db import connect, migrate, schema_version
 from storage.location import describe, redacted
 from storage.migrations import MIGRATIONS, Migration
@@ -188,3 +193,35 @@ def test_a_store_whose_connection_was_cut_connects_again_for_the_next_read_or_wr
                 store.append_event(job.id, "log", {"text": "lost"})
         assert [e.data["text"] for e in store.events_after(job.id)] == ["after"]
         assert store.get_job(job.id).state == "queued"
+
+
+KILLED_WRITER = """
+import sys, time
+from storage import FindingDraft, Store
+
+def tracer(sql, params):
+    if sql.startswith("INSERT INTO findings") and params["start_line"] == 50:  # deep inside the batch
+        print("paused", flush=True)
+        time.sleep(120)
+
+store = Store.open(sys.argv[1], tracer=tracer)
+store.add_findings(int(sys.argv[2]), None, "a.py", [FindingDraft(f"problem {i}", "minor", i + 1) for i in range(100)])
+"""
+
+
+def test_a_writer_killed_mid_transaction_leaves_none_of_it_and_no_lock_behind(
+        postgres_url: str, tmp_path) -> None:
+    with Store.open(postgres_url) as store:
+        workspace = store.add_workspace(tmp_path)
+        root = Path(__file__).resolve().parents[2]
+        writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, postgres_url, str(workspace.id)],
+                                  stdout=subprocess.PIPE, text=True, cwd=root,
+                                  env={**os.environ, "PYTHONPATH": str(root)})
+        try:
+            assert writer.stdout.readline() == "paused\n"  # 49 findings written, not committed
+        finally:
+            writer.send_signal(signal.SIGKILL)
+            writer.wait(30)
+        store._conn.execute("SET lock_timeout = '10s'")  # the workspace's row lock must be gone with it
+        assert store.add_findings(workspace.id, None, "b.py", [FindingDraft("after", "info", 1)])[0].file == "b.py"
+        assert [f.file for f in store.list_findings(workspace.id)] == ["b.py"]
