@@ -36,6 +36,14 @@ FILES = {"app.py": "def add(a, b):\n    return a - b\n",
 FIX = "add subtracts instead of adding.\n```python app.py\ndef add(a, b):\n    return a + b\n```\n"
 
 
+def wait_for_workers(pg: PostgresServer, url: str, count: int, timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while pg.execute("SELECT count(*) FROM procrastinate_workers", dbname=url.rsplit("/", 1)[1])[0][0] < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{count} workers did not start within {timeout:.0f} s")
+        time.sleep(0.2)
+
+
 async def round_trip(cluster: TeamCluster, jobs: int, workers: int) -> tuple[float, dict[str, int]]:
     client = cluster.client(cluster.urls[0], cluster.tokens["ada"])
     try:
@@ -76,12 +84,13 @@ def main() -> None:
                 Store.open(url).close()  # migrated once, before the processes open it
                 round_folder = folder / f"round{workers}"
                 round_folder.mkdir()
-                cluster = TeamCluster(round_folder, url, llm_url, files=FILES)
+                cluster = TeamCluster(round_folder, url, llm_url=llm_url, files=FILES)
                 try:
-                    cluster.tokens = {"ada": cluster.add_person("ada")}
-                    cluster.start_server()
+                    cluster.add_people("ada")
+                    cluster.start_servers(1)
                     for index in range(workers):
                         cluster.start_worker(f"w{index}")
+                    wait_for_workers(pg, url, workers)  # litellm imported: the clock starts with every worker up
                     elapsed, states = asyncio.run(round_trip(cluster, args.jobs, workers))
                 finally:
                     cluster.stop()

@@ -6,7 +6,8 @@
             print(event.kind, event.phase, event.data)
         job = await client.job(job.id)
 
-It speaks HTTP over the Unix socket in ``TROUPE_HOME`` (or loopback TCP with a token), returns
+It speaks HTTP over the Unix socket in ``TROUPE_HOME`` (or TCP with a token: ``TROUPE_SERVER_URL`` and
+``TROUPE_TOKEN`` name a team server and the person's token, for every adapter), returns
 :mod:`daemon.api.protocol` types, raises :class:`DaemonError` with the daemon's message, retries
 requests when the daemon is restarting, and ``TROUPE_AUTOSTART=0`` turns auto-start off.
 """
@@ -80,6 +81,8 @@ class DaemonClient:
                  token: str | None = None, autostart: bool | None = None, timeout: float = 30.0,
                  retries: int = 5) -> None:
         self.socket_path = Path(socket_path) if socket_path else None
+        if tcp_url is None and socket_path is None:  # a team server (`troupe server`), with this person's token
+            tcp_url, token = os.environ.get("TROUPE_SERVER_URL") or None, token or os.environ.get("TROUPE_TOKEN")
         self.tcp_url = tcp_url.rstrip("/") if tcp_url else None
         self.token = token
         env = os.environ.get("TROUPE_AUTOSTART", "1")
@@ -221,8 +224,10 @@ class DaemonClient:
     async def set_finding_state(self, finding_id: int, state: str, reason: str | None = None) -> FindingInfo:
         return await self._post(FindingInfo, f"/findings/{finding_id}", {"state": state, "reason": reason})
 
-    async def workspaces(self) -> list[WorkspaceInfo]:
-        return (await self._get(WorkspaceList, "/workspaces")).workspaces
+    async def workspaces(self, *, channel: str | None = None) -> list[WorkspaceInfo]:
+        """The registered workspaces (a team server: those shared with you; ``channel``: only the one
+        its config maps that Slack channel to — the laptop daemon lists them all)."""
+        return (await self._get(WorkspaceList, "/workspaces", channel=channel)).workspaces
 
     async def register_workspace(self, root: str, *, watch: bool = True,
                                  settings: WorkspaceSettings | None = None) -> WorkspaceInfo:

@@ -220,8 +220,8 @@ class TroupeBot:
     async def _workspace_for(self, channel: str) -> str | None:
         if channel in self.config.channels:
             return self.config.channels[channel]
-        try:
-            roots = [w.root for w in await self.daemon.workspaces()]
+        try:  # a team server answers with the workspace its config maps this channel to
+            roots = [w.root for w in await self.daemon.workspaces(channel=channel)]
         except DaemonError:
             return None
         return roots[0] if len(roots) == 1 else None

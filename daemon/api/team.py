@@ -112,14 +112,15 @@ async def _name_of(d: DaemonState, workspace_id: int | None, *, missing: str) ->
 
 
 async def list_workspaces(request: web.Request) -> web.Response:
-    """The workspaces shared with the person asking."""
+    """The workspaces shared with the person asking (``?channel=``: the one mapped to that Slack channel)."""
     from daemon.api import views
 
     d, config, who = request.app[DAEMON], request.app[TEAM], person(request)
+    channel = request.query.get("channel")
     shown = []
     for ws in await d.store.list_workspaces():
         team = config.workspace(ws.root)
-        if team is not None and who.name in team.shared_with:
+        if team is not None and who.name in team.shared_with and (channel is None or team.channel == channel):
             shown.append(views.workspace_info(ws))
     return answer(WorkspaceList(shown))
 

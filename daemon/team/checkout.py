@@ -23,7 +23,8 @@ async def _git(*args: str, cwd: Path | None = None) -> str:
                                                 stderr=asyncio.subprocess.PIPE)
     out, err = await proc.communicate()
     if proc.returncode != 0:
-        command = next(a for i, a in enumerate(args) if not a.startswith("-") and args[i - 1] not in ("-c", "--git-dir"))
+        command = next(a for i, a in enumerate(args)
+                       if not a.startswith("-") and (i == 0 or args[i - 1] not in ("-c", "--git-dir")))
         raise CheckoutError(f"git {command} failed: {err.decode(errors='replace').strip()[:500]}")
     return out.decode().strip()
 

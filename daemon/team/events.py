@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from daemon.jobs.hub import EventHub, StreamEvent
+from daemon.jobs.hub import EventHub
 from daemon.jobs.progress import advance, fold
+from daemon.messages import StreamEvent
 
 if TYPE_CHECKING:
     from storage import AsyncStore
@@ -45,8 +46,10 @@ class NotifyingHub(EventHub):
         self._sender = asyncio.create_task(self._send(), name="troupe-notify")
 
     async def aclose(self) -> None:
-        """Send what is left, then stop."""
-        await self._outbox.join()
+        """Send what is left (for a few seconds at most: the database may be gone), then stop."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(5.0):
+                await self._outbox.join()
         if self._sender is not None:
             self._sender.cancel()
             with contextlib.suppress(asyncio.CancelledError):

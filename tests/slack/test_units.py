@@ -135,7 +135,7 @@ class StubDaemon:
     def __init__(self, roots: list[str]) -> None:
         self.roots = roots
 
-    async def workspaces(self) -> list[WorkspaceInfo]:
+    async def workspaces(self, *, channel: str | None = None) -> list[WorkspaceInfo]:  # a laptop daemon: all
         return [WorkspaceInfo(id=i, root=r) for i, r in enumerate(self.roots)]
 
 

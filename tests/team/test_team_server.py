@@ -131,6 +131,8 @@ async def test_a_person_without_access_gets_403_for_jobs_findings_changes_and_ev
         assert (await ada.change(change.id)).id == change.id
         assert [f.message for f in await ada.findings(workspace=SHOP)] == ["risky"]
         assert [w.root for w in await eve.workspaces()] == ["/team/vault"]
+        assert [w.root for w in await ada.workspaces(channel="CSHOP")] == [SHOP]  # the Slack bot's channel map
+        assert await eve.workspaces(channel="CSHOP") == []
         stranger = team.client(team.urls[0], "trp_not-a-token")
         with pytest.raises(DaemonError) as caught:
             await stranger.health()
