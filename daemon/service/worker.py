@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from daemon.events import Event, EventKind
 from daemon.jobs.executor import JobExecutor, load_executor
 from daemon.jobs.manager import MAX_RESUMES, JobManager
+from daemon.payloads import AnswerData, payload
 from daemon.team.checkout import CheckoutError, RepoCache
 from daemon.team.config import TeamConfig, TeamWorkspace
 from daemon.team.events import NotifyingHub
@@ -50,6 +51,21 @@ class WorkerJobs(JobManager):
 
     async def fail(self, job: Job, error: str) -> None:
         await self._finish(job.id, job.workspace_id, "failed", error=error)
+
+    async def take_answers(self, every: float) -> None:
+        """Questions asked here are answered on an API node: the answer is an event in the store;
+        give it to the job waiting on it (which keeps its worker slot meanwhile)."""
+        while True:
+            await asyncio.sleep(every)
+            for job_id, book in list(self._books.items()):
+                pending = book.pending
+                if pending is None or pending.future is None or pending.future.done():
+                    continue
+                for event in await self.store.events_after(job_id, 0):
+                    body = payload(event.kind, event.data)
+                    if isinstance(body, AnswerData) and body.question_id == pending.question_id:
+                        pending.future.set_result(body.text)
+                        break
 
 
 def team_workspace(settings: dict[str, Any] | None) -> TeamWorkspace | None:
@@ -85,15 +101,17 @@ class TeamWorker:
         if preload is not None and os.environ.get("TROUPE_PRELOAD_LLM", "1") not in ("0", "false", "no"):
             await preload()  # litellm's import (and a local model) before the first job, not in it
         reaper = asyncio.create_task(self._retry_stalled(), name="troupe-stalled")
+        answers = asyncio.create_task(self.jobs.take_answers(min(self.heartbeat, 1.0)), name="troupe-answers")
         log.info("troupe worker %s: %d job(s) at once, executor %s", self.name, self.config.concurrency,
                  self.executor.name)
         try:
             await self.queue.run_worker(concurrency=self.config.concurrency, name=self.name,
                                         heartbeat=self.heartbeat, stalled_after=self.stalled_after)
         finally:
-            reaper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reaper
+            for task in (reaper, answers):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await self.hub.aclose()
             await self.executor.close()
             await self.queue.close()

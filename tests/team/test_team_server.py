@@ -100,6 +100,28 @@ async def test_a_job_cancelled_on_one_node_is_stopped_on_the_worker_running_it(t
             await client.close()
 
 
+async def test_a_question_asked_on_a_worker_is_answered_on_either_node(team: TeamCluster) -> None:
+    ada = [team.client(url, team.tokens["ada"]) for url in team.urls]
+    try:
+        job = await ada[0].submit(SubmitJob(kind="ask", workspace=SHOP, prompt="fix it",
+                                            options={"ask": "which file?"}))
+
+        async def waiting() -> bool:
+            return (await ada[1].job(job.id)).state == "waiting_for_answer"
+
+        await _wait(waiting, "the job's question")
+        asked = await ada[1].job(job.id)
+        assert asked.question is not None and asked.question.text == "which file?"
+        await ada[1].answer(job.id, "app.py")
+        events = await _follow(ada[0], job.id)
+        assert events[-1].data["state"] == "succeeded"
+        result = (await ada[0].job(job.id)).result
+        assert result is not None and result["human_said"] == "app.py"
+    finally:
+        for client in ada:
+            await client.close()
+
+
 async def test_a_person_without_access_gets_403_for_jobs_findings_changes_and_events(team: TeamCluster) -> None:
     from storage import AsyncStore, FindingDraft
 
