@@ -1,7 +1,7 @@
 """The adapters render records; they never read a daemon payload by string key.
 
 An event's ``data``, a job's ``result`` and ``request`` are typed once (daemon.payloads,
-daemon.api.protocol) and read as records (``event.payload``, ``job.outcome``, ``job.submitted``);
+daemon.messages) and read as records (``event.payload``, ``job.outcome``, ``job.submitted``);
 ``x.data.get("to", "human")`` in an adapter is the drift this test stops. The TypeScript side is
 typed by the generated types (tsc refuses an unknown field); the run viewer's plain JavaScript may
 read only fields the records declare.
