@@ -117,6 +117,14 @@ async def test_a_question_asked_on_a_worker_is_answered_on_either_node(team: Tea
         assert events[-1].data["state"] == "succeeded"
         result = (await ada[0].job(job.id)).result
         assert result is not None and result["human_said"] == "app.py"
+        # the workspace's stream (the language server's), read from the start of the node's history
+        seen = []
+        async for _, event in ada[1]._sse("/events", "stale-0", workspace=SHOP):
+            if event.job_id == job.id:
+                seen.append(event.seq)
+                if event.kind == "job_state" and event.data["state"] in FINAL_STATES:
+                    break
+        assert seen == [e.seq for e in events]
     finally:
         for client in ada:
             await client.close()
