@@ -40,12 +40,24 @@ def _logging() -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+def _secrets(*urls: str) -> None:
+    """The databases' passwords never reach a log line or an error we print."""
+    from urllib.parse import urlsplit
+
+    from daemon.redact import register_secret
+
+    for url in urls:
+        if url:
+            register_secret(urlsplit(url).password)
+
+
 def run_team(args: argparse.Namespace) -> int:
     from daemon.config import ConfigError
     from daemon.team.config import load_team_config
 
     try:
         config = load_team_config(args.config)
+        _secrets(config.store_url, config.queue_url_setting)
         if args.command == "worker":
             if args.concurrency:
                 config.concurrency = args.concurrency
@@ -60,6 +72,20 @@ def run_team(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"troupe: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # the database refused or is unreachable: say so in a line, no traceback
+        import psycopg
+        from procrastinate.exceptions import ConnectorException
+
+        from daemon.redact import redact
+        from storage.errors import StoreError
+
+        if isinstance(exc, StoreError):  # its message names the database, never the password
+            print(f"troupe: {exc}", file=sys.stderr)
+            return 1
+        if not isinstance(exc, psycopg.Error | ConnectorException | OSError):
+            raise
+        print(f"troupe: cannot reach the team's PostgreSQL: {redact(str(exc)).strip()}", file=sys.stderr)
+        return 1
 
 
 async def _admin(config: Any, args: argparse.Namespace) -> int:
