@@ -92,7 +92,9 @@ async def test_the_slash_command_acks_at_once_and_answers_via_response_url(harne
     assert await harness.finished(str(root)) == ["white_check_mark"]
     summary = await harness.slack.wait_for(lambda: harness.summary(str(root)), what="the answer in the thread")
     assert "It lives in app.py:1." in json.dumps(summary)
-    assert "the answer will come in the thread" in harness.slack.responses[-1]["text"]
+    assert await harness.slack.wait_for(  # its reply to the command: posted beside the job, in either order
+        lambda: any("the answer will come in the thread" in r["text"] for r in harness.slack.responses),
+        what="the reply that the answer comes in the thread")
 
     await harness.slash("jobs")
     listed = await harness.slack.wait_for(lambda: "Recent jobs" in harness.slack.responses[-1]["text"] and
