@@ -68,7 +68,7 @@ class Finding:
     message: str
     replacement: str | None = None
     rule: str | None = None  # e.g. a ruff code for lint findings
-    source: str = "reviewer"  # "reviewer" or the static checker's name
+    source: str = "reviewer"  # "reviewer", "repair" (daemon.agents.repair) or the static checker's name
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -21,6 +21,8 @@ class Produces(StrEnum):
     FINDINGS = "findings"        # structured review comments (JSON)
     TEST_REPORT = "test_report"  # an explanation of test results
     ANSWER = "answer"            # the job's answer to a question
+    REPAIR = "repair"            # a corrected file, tried on a copy: its changed lines are findings if its
+                                 # docstring examples then pass (daemon.agents.repair)
 
 
 # The completion-token cap of a phase's calls when its chain file sets no ``max_tokens``: enough
@@ -32,6 +34,7 @@ DEFAULT_MAX_TOKENS: dict[Produces, int] = {
     Produces.FINDINGS: 512,
     Produces.TEST_REPORT: 512,
     Produces.ANSWER: 512,
+    Produces.REPAIR: 600,
 }
 SIDE_MAX_TOKENS = 512  # the instructor's answers and remarks within a phase (never above the phase's cap)
 REFLECT_MAX_TOKENS = 128  # the one-line conclusion extracted from a transcript
@@ -78,6 +81,7 @@ EMPTY_FIELD_MEANS: dict[str, str] = {
     "lint": "the static checks found nothing", "unfinished": "nothing is left unfinished",
     "other_files": "the repository holds only the files the user named",
     "to_rewrite": "no docstring example fails",
+    "examples": "no docstring example fails",
 }
 
 # Cheap signals that end a review loop without another model turn (``skip_cycle_when``, see
@@ -113,6 +117,7 @@ class Phase:
     # times); with none failing a resend would say nothing new, so the code is kept as it was
     resend_unchanged: bool = True
     skip_if_empty: str | None = None  # a template field: when it renders empty, the phase is skipped (no call)
+    skip_if_findings: bool = False  # skipped (no call) when earlier steps already made model findings
 
     @property
     def kind(self) -> str:

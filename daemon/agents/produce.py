@@ -28,6 +28,7 @@ from daemon.agents.findings import (
 from daemon.agents.job import PhaseFailed
 from daemon.agents.markers import find_conclusion, prose_lines
 from daemon.agents.model import Phase, Produces
+from daemon.agents.repair import repair_findings
 from daemon.agents.shapes import (
     answer_problem,
     citation_problems,
@@ -83,6 +84,10 @@ class Producer:
             return await self.document(phase, dialogue, result)
         if phase.produces is Produces.FINDINGS:
             return await self.findings(phase, dialogue, result)
+        if phase.produces is Produces.REPAIR:  # tried on a copy; never the job's change (daemon.agents.repair)
+            found, text = await repair_findings(self.bench, phase, result.last_reply)
+            await self._say(EventKind.LOG, {"level": "info", "text": f"phase {phase.name!r}: {text}"}, phase.assistant)
+            return Product(text, findings=found)
         return await self.conclusion(phase, dialogue, result)
 
     # -- code ---------------------------------------------------------------------------

@@ -316,6 +316,8 @@ class _Run:
         if phase.skip_if_empty and not self.bench.field(phase.skip_if_empty).strip():
             return await self._skipped(phase, cycle, EMPTY_FIELD_MEANS.get(
                 phase.skip_if_empty, f"{{{phase.skip_if_empty}}} is empty: nothing to do"))
+        if phase.skip_if_findings and self.outcome.findings:
+            return await self._skipped(phase, cycle, f"earlier steps made {len(self.outcome.findings)} finding(s)")
         prompt = self.bench.render(phase.template)
         if self.runner.experience is not None:
             guide = await self.runner.experience.before_phase(self.spec, self.chain, phase, cycle, prompt)

@@ -1,8 +1,9 @@
-"""Docstring examples as review evidence are a repository's choice, not the default: the shipped
-review chain does not run them (on HumanEvalFix with the bundled model the reviewer caught 4/40 with
-them against 9/40 without: the longer prompt ran into the token cap more often and left fewer
-findings), while a repository's own ``.troupe/chains/review.toml`` with the ``doctests`` step shows
-the reviewer which fail (what each returned against what it expects); the user's tree is untouched."""
+"""Docstring examples in the reviewer's prompt are a repository's choice, not the default: the shipped
+review chain runs them, but as evidence for a repair (tests/agents/test_review_repair.py), not in the
+reviewer's prompt (on HumanEvalFix with the bundled model the reviewer caught 4/40 with them against
+9/40 without: the longer prompt ran into the token cap more often and left fewer findings), while a
+repository's own ``.troupe/chains/review.toml`` with ``{examples}`` in the review prompt shows the
+reviewer which fail (what each returned against what it expects); the user's tree is untouched."""
 
 from __future__ import annotations
 
@@ -17,23 +18,22 @@ FINDING = ('```json\n[{"file": "calc.py", "start_line": 18, "severity": "major",
 
 
 def _with_examples_step(repo_files: dict[str, str]) -> dict[str, str]:
-    """The shipped review chain with the doctests step before the review and {examples} in its prompt."""
+    """The shipped review chain with {examples} in the reviewer's prompt."""
     shipped = (BUILTIN_DIR / "review.toml").read_text()
-    review = '[[steps]]\nphase = "review"'
-    own = shipped.replace(review, '[[steps]]\ntool = "doctests"\n\n' + review, 1)
-    own = own.replace("{target}\n", "{target}\n{examples}\n", 1)
+    own = shipped.replace("{target}\n", "{target}\n{examples}\n", 1)
     assert own != shipped and "{examples}" in own
     return {**repo_files, ".troupe/chains/review.toml": own}
 
 
-async def test_the_shipped_review_runs_no_docstring_examples(fake_llm, make_runner, recorder, tmp_path):
+async def test_the_shipped_review_shows_the_reviewer_no_docstring_examples(fake_llm, make_runner, recorder,
+                                                                          tmp_path):
     repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
     fake_llm.add_rule(FINDING, system="You are a code reviewer")
     outcome = await make_runner().run(JobSpec(chain="review", task="review calc.py", workspace=repo,
                                               files=["calc.py"]))
     assert outcome.status == "succeeded", outcome.error
     assert "docstring examples" not in fake_llm.prompts_containing("Find the bugs")[0].last_user
-    assert not [e for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "doctests"]
+    assert len([e for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "doctests"]) == 1
 
 
 async def test_a_repository_review_chain_shows_the_reviewer_which_examples_fail(fake_llm, make_runner, recorder,

@@ -1,0 +1,87 @@
+"""The shipped review's evidence: when a file's docstring examples fail, one repair is asked for and
+tried on a copy; only a repair that makes every example pass becomes findings — one per changed hunk,
+on the changed line, with the repaired lines as the fix and the failing example in the message. A
+repair that still fails adds nothing (the reviewer speaks as before), a file whose examples pass
+costs no repair call, and the user's tree is never touched."""
+
+from __future__ import annotations
+
+from daemon.agents.job import JobSpec
+from daemon.agents.repair import hunks
+from daemon.eval.scoring import apply_line_fix
+from daemon.events import EventKind
+from tests.agents.conftest import snapshot_tree, write_tree
+from tests.agents.test_change_examples import CALC, FAILING, FIXED, whole
+
+REPAIR = "This code does not do what its docstrings say."
+REVIEW = "Find the bugs in this code."
+NONE = "NONE"
+
+
+def review(repo):
+    return JobSpec(chain="review", task="review calc.py", workspace=repo, files=["calc.py"])
+
+
+async def test_a_repair_that_passes_the_examples_is_a_finding_on_the_changed_line(fake_llm, make_runner,
+                                                                                   recorder, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
+    before = snapshot_tree(repo)
+    fake_llm.add_rule(whole(FIXED), user=REPAIR)
+    fake_llm.add_rule(NONE, user=REVIEW)
+    outcome = await make_runner().run(review(repo))
+    assert outcome.status == "succeeded", outcome.error
+    prompt = fake_llm.prompts_containing(REPAIR)[0].last_user
+    assert f"- {FAILING}" in prompt and "Reply with the whole corrected calc.py" in prompt
+    found = [f for f in outcome.findings if f.rule is None]
+    assert [(f.file, f.start_line, f.end_line, f.replacement, f.source) for f in found] == [
+        ("calc.py", 18, 18, "    return a + b", "repair")]
+    assert FAILING in found[0].message and "all 3 pass" in found[0].message
+    assert apply_line_fix(CALC, 18, 18, found[0].replacement) == FIXED  # applying the finding applies the repair
+    assert not fake_llm.prompts_containing(REVIEW)  # the verified repair is the review: no opinion call after it
+    assert recorder.phases_finished() == ["repair", "review"]
+    assert outcome.change is None and snapshot_tree(repo) == before
+
+
+async def test_a_repair_that_still_fails_adds_nothing_and_the_reviewer_speaks(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
+    before = snapshot_tree(repo)
+    fake_llm.add_rule(whole(CALC.replace("return a - b", "return b - a")), user=REPAIR)  # changed, still wrong
+    fake_llm.add_rule(NONE, user=REVIEW)
+    outcome = await make_runner().run(review(repo))
+    assert outcome.status == "succeeded", outcome.error
+    assert [f for f in outcome.findings if f.rule is None] == []
+    assert len(fake_llm.prompts_containing(REVIEW)) == 1
+    assert snapshot_tree(repo) == before
+
+
+async def test_a_repair_that_drops_the_failing_example_adds_nothing(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
+    fake_llm.add_rule(whole(CALC.replace("    >>> add(1, 2)\n    3\n", "")), user=REPAIR)  # the examples "pass"
+    fake_llm.add_rule(NONE, user=REVIEW)
+    outcome = await make_runner().run(review(repo))
+    assert outcome.status == "succeeded", outcome.error
+    assert [f for f in outcome.findings if f.rule is None] == []
+
+
+async def test_a_file_whose_examples_pass_gets_no_repair_call(fake_llm, make_runner, recorder, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": FIXED})
+    fake_llm.add_rule(NONE, user=REVIEW)
+    outcome = await make_runner().run(review(repo))
+    assert outcome.status == "succeeded", outcome.error
+    assert not fake_llm.prompts_containing(REPAIR) and len(fake_llm.prompts_containing(REVIEW)) == 1
+    assert recorder.phases_finished() == ["repair", "review"]  # the repair concluded as skipped, without a call
+    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "doctests"]
+    assert len(runs) == 1 and (runs[0]["passed"], runs[0]["failed"]) == (3, 0)
+
+
+def test_hunks_are_the_changed_lines_an_insertion_keeps_its_anchor_and_a_rewrite_is_left_out():
+    before = "a\nb\nc\nd\n"
+    assert hunks(before, "a\nB\nc\nd\n") == [(2, 2, "B")]
+    assert hunks(before, "a\nb\nnew\nc\nd\n") == [(2, 2, "b\nnew")]
+    assert hunks(before, "top\na\nb\nc\nd\n") == [(1, 1, "top\na")]
+    assert hunks(before, "a\nc\nd\n") == [(2, 2, "")]
+    assert hunks(before, "w\nx\ny\nz\n") == []  # four lines at once: a rewrite, not a line finding
+    assert hunks(before, "a\n\nb\n  c\nd\n") == []  # a blank line, an indent: no bug there
+    for after in ("a\nB\nc\nd\n", "a\nb\nnew\nc\nd\n", "top\na\nb\nc\nd\n", "a\nc\nd\n"):
+        (start, end, fix), = hunks(before, after)
+        assert apply_line_fix(before, start, end, fix) == after
