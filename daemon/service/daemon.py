@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from daemon import __version__, paths
-from daemon.api.protocol import ACTIVE_STATES, API_VERSION, Health
+from daemon.api.protocol import API_VERSION, Health
 from daemon.api.server import bind_unix_socket, load_token, make_app, start_listeners
 from daemon.jobs.executor import load_executor
 from daemon.jobs.hub import EventHub
@@ -22,6 +22,7 @@ from daemon.jobs.manager import JobManager
 from daemon.service.changes import ChangeService
 from daemon.service.options import DaemonOptions
 from daemon.service.pidfile import AlreadyRunning, pid_path, read_pid_file, socket_answers
+from daemon.service.queries import StoreQueries
 from daemon.watch.registry import WatchRegistry
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("troupe.daemon")
 
 
-class Daemon:
+class Daemon(StoreQueries):
     store: AsyncStore  # these five from start() on
     hub: EventHub
     jobs: JobManager
@@ -156,19 +157,8 @@ class Daemon:
 
     # ---------------------------------------------------------------- what the API asks
 
-    async def _is_queued(self, job_id: str) -> bool:
-        job = await self.store.get_job(job_id)
-        return job is not None and job.state.value == "queued"
-
-    async def job_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for job in await self.store.list_jobs(limit=1_000_000):
-            counts[job.state.value] = counts.get(job.state.value, 0) + 1
-        return counts
-
     async def health(self) -> Health:
-        active = await self.store.list_jobs(state=ACTIVE_STATES, limit=100_000)
-        counts = {state: sum(1 for j in active if j.state.value == state) for state in ACTIVE_STATES}
+        counts = await self.active_counts()
         return Health(api_version=API_VERSION, version=__version__, pid=os.getpid(),
                       uptime_s=round(time.time() - self.started, 3), home=str(paths.troupe_home()),
                       executor=self.executor.name, jobs=counts, watch=self.watch.status(), stopping=self.stopping,

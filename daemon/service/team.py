@@ -26,6 +26,7 @@ from daemon.jobs.newest import superseding
 from daemon.messages import ACTIVE_STATES, SubmitJob
 from daemon.service.changes import ChangeService
 from daemon.service.options import DaemonOptions
+from daemon.service.queries import StoreQueries
 from daemon.team.config import TeamConfig
 from daemon.team.events import EventRelay, NotifyingHub
 from daemon.team.people import People
@@ -110,7 +111,7 @@ class TeamJobs(JobManager):
         return await self.store.get_job(job_id)
 
 
-class TeamServer:
+class TeamServer(StoreQueries):
     """One API node (the state the API's handlers read, as :class:`daemon.service.daemon.Daemon` is)."""
 
     def __init__(self, config: TeamConfig) -> None:
@@ -184,19 +185,8 @@ class TeamServer:
         await self.queue.close()
         await self.store.close()
 
-    async def _is_queued(self, job_id: str) -> bool:
-        job = await self.store.get_job(job_id)
-        return job is not None and job.state.value == "queued"
-
-    async def job_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for job in await self.store.list_jobs(limit=1_000_000):
-            counts[job.state.value] = counts.get(job.state.value, 0) + 1
-        return counts
-
     async def health(self) -> Health:
-        active = await self.store.list_jobs(state=ACTIVE_STATES, limit=100_000)
-        counts = {state: sum(1 for j in active if j.state.value == state) for state in ACTIVE_STATES}
+        counts = await self.active_counts()
         return Health(api_version=API_VERSION, version=__version__, pid=os.getpid(),
                       uptime_s=round(time.time() - self.started, 3), home=str(paths.troupe_home()),
                       executor=self.jobs.executor.name, jobs=counts, stopping=self.stopping, tcp_port=self.port)
