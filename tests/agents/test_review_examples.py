@@ -1,7 +1,7 @@
 """Docstring examples in the reviewer's prompt are a repository's choice, not the default: the shipped
 review chain runs them, but as evidence for a repair (tests/agents/test_review_repair.py), not in the
-reviewer's prompt (on HumanEvalFix with the bundled model the reviewer caught 4/40 with them against
-9/40 without: the longer prompt ran into the token cap more often and left fewer findings), while a
+reviewer's prompt (on HumanEvalFix with the bundled model the longer prompt ran into the reviewer's
+token cap twice as often and left half the findings), while a
 repository's own ``.troupe/chains/review.toml`` with ``{examples}`` in the review prompt shows the
 reviewer which fail (what each returned against what it expects); the user's tree is untouched."""
 
