@@ -18,6 +18,7 @@ import os
 import secrets
 import sqlite3
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,7 +40,7 @@ class Cursor(Protocol):
     def rowcount(self) -> int: ...
 
 
-class Connection:
+class Connection(ABC):
     """What the verbs use; see :class:`SqliteConnection` and ``storage.postgres.PostgresConnection``."""
 
     dialect = "sqlite"
@@ -62,11 +63,13 @@ class Connection:
                 f"this Store for {self.path} was opened in thread {self._owner} and cannot be used from "
                 f"thread {threading.get_ident()}: open one Store per thread, or use AsyncStore")
 
+    @abstractmethod
     def execute(self, sql: str, params: Params = ()) -> Cursor:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def all(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        ...
 
     def one(self, sql: str, params: Params = ()) -> dict[str, Any] | None:
         rows = self.all(sql, params)
@@ -76,25 +79,30 @@ class Connection:
         rows = self.all(sql, params)  # to the end, so a RETURNING write completes
         return next(iter(rows[0].values())) if rows else None
 
+    @abstractmethod
     def write(self) -> contextlib.AbstractContextManager[None]:
         """One transaction around several writes: all of them land, or none. Nested blocks are savepoints."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def schema_version(self) -> int:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def run_step(self, step: Migration) -> None:
         """Inside the step's transaction, holding the schema lock: run it and record its version."""
-        raise NotImplementedError
+        ...
 
     def lock_schema(self) -> None:
         """Inside a transaction: make other openers wait until it ends (SQLite's write lock already does)."""
+        return None
 
     def integrity_check(self) -> str:
         return "ok"
 
+    @abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        ...
 
 
 class SqliteConnection(Connection):
