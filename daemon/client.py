@@ -10,17 +10,21 @@ It speaks HTTP over the Unix socket in ``TROUPE_HOME`` (or TCP with a token: ``T
 ``TROUPE_TOKEN`` name a team server and the person's token, for every adapter), returns
 :mod:`daemon.api.protocol` types, raises :class:`DaemonError` with the daemon's message, retries
 requests when the daemon is restarting, and ``TROUPE_AUTOSTART=0`` turns auto-start off.
+
+A bot acting for its users (the Slack bot on a team server) makes its calls inside
+``with acting_for(slack_user_id):``; they carry ``X-Troupe-On-Behalf-Of`` (tasks started inside inherit it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -31,6 +35,7 @@ from daemon import paths
 from daemon.api.protocol import (
     CONNECTION_EVENT,
     FINAL_STATES,
+    ON_BEHALF_OF,
     PREFIX,
     ChangeInfo,
     EventList,
@@ -43,6 +48,7 @@ from daemon.api.protocol import (
     LintRequest,
     LintResult,
     Message,
+    PersonInfo,
     RegisterWorkspace,
     SearchResults,
     StreamEvent,
@@ -66,6 +72,23 @@ from daemon.retry import RECONNECT
 
 log = logging.getLogger("troupe.client")
 M = TypeVar("M", bound=Message)
+_ACTING_FOR: contextvars.ContextVar[str | None] = contextvars.ContextVar("troupe_acting_for", default=None)
+
+
+@contextlib.contextmanager
+def acting_for(slack_user: str | None) -> Iterator[None]:
+    """Every call made inside (by any client, and by tasks created inside) is made for ``slack_user``:
+    it carries ``X-Troupe-On-Behalf-Of``, which a team server takes from a bot's token only."""
+    reset = _ACTING_FOR.set(slack_user)
+    try:
+        yield
+    finally:
+        _ACTING_FOR.reset(reset)
+
+
+def _acting_headers() -> dict[str, str]:
+    user = _ACTING_FOR.get()
+    return {ON_BEHALF_OF: user} if user else {}
 
 
 class DaemonError(RuntimeError):
@@ -152,7 +175,7 @@ class DaemonClient:
         for attempt in range(self.retries + 1):
             try:
                 async with self.session.request(
-                        method, f"{self.base}{PREFIX}{path}", json=data, params=query,
+                        method, f"{self.base}{PREFIX}{path}", json=data, params=query, headers=_acting_headers(),
                         timeout=aiohttp.ClientTimeout(total=timeout or self.timeout)) as resp:
                     try:
                         payload = await resp.json(content_type=None)
@@ -228,6 +251,10 @@ class DaemonClient:
         """The registered workspaces (a team server: those shared with you; ``channel``: only the one
         its config maps that Slack channel to — the laptop daemon lists them all)."""
         return (await self._get(WorkspaceList, "/workspaces", channel=channel)).workspaces
+
+    async def me(self) -> PersonInfo:
+        """Whose token this is (a team server only: the laptop daemon answers 404)."""
+        return await self._get(PersonInfo, "/me")
 
     async def register_workspace(self, root: str, *, watch: bool = True,
                                  settings: WorkspaceSettings | None = None) -> WorkspaceInfo:
@@ -339,7 +366,8 @@ class DaemonClient:
     @contextlib.asynccontextmanager
     async def _open_sse(self, path: str, last_id: str, **params: Any) -> AsyncIterator[aiohttp.ClientResponse]:
         """The open stream, once the daemon has answered it; its error answer raises DaemonError."""
-        headers = {"Accept": "text/event-stream", **({"Last-Event-ID": last_id} if last_id else {})}
+        headers = {"Accept": "text/event-stream", **({"Last-Event-ID": last_id} if last_id else {}),
+                   **_acting_headers()}
         query = {k: v for k, v in params.items() if v is not None}
         async with self.session.get(f"{self.base}{PREFIX}{path}", headers=headers, params=query,
                                     timeout=aiohttp.ClientTimeout(total=None, sock_read=None)) as resp:

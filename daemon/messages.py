@@ -391,6 +391,15 @@ class WorkspaceList(Message):
 
 
 @dataclass
+class PersonInfo(Message):
+    """A team server's answer to ``GET /v1/me``: whose token this is (never the token)."""
+
+    name: str
+    slack_user: str | None = None
+    bot: bool = False  # may act for Slack users (``X-Troupe-On-Behalf-Of``)
+
+
+@dataclass
 class SearchHit(Message):
     kind: str
     text: str

@@ -48,28 +48,35 @@ def build_app(bot: TroupeBot) -> AsyncApp:
         bot.bot_user_id = bot.bot_user_id or context.get("bot_user_id")
         return await next()
 
+    # Each listener acts for the Slack user who sent the event (bot.acting_for: on a team server the
+    # calls are that user's person's, when the bot's token is a bot's).
     @app.event("app_mention")
     async def mention(event: dict[str, Any], body: dict[str, Any]) -> None:
-        await bot.on_mention(event, body.get("event_id"))
+        async with bot.acting_for(event.get("user")):
+            await bot.on_mention(event, body.get("event_id"))
 
     @app.event("message")
     async def message(event: dict[str, Any], body: dict[str, Any]) -> None:
-        await bot.on_message(event, body.get("event_id"))
+        async with bot.acting_for(event.get("user")):
+            await bot.on_message(event, body.get("event_id"))
 
     @app.action(re.compile(rf"^({render.APPLY}|{render.DISCARD}|{render.DETAILS})$"))
     async def job_button(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
         await ack()
-        await on_job_button(bot, body, action, respond)
+        async with bot.acting_for((body.get("user") or {}).get("id")):
+            await on_job_button(bot, body, action, respond)
 
     @app.action(re.compile(rf"^{render.PICK_WORKSPACE}_(\d+|select)$"))
     async def workspace_button(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
         await ack()
-        await on_workspace_button(bot, body, action, respond)
+        async with bot.acting_for((body.get("user") or {}).get("id")):
+            await on_workspace_button(bot, body, action, respond)
 
     @app.command("/troupe")
     async def troupe(ack: Any, command: dict[str, Any], respond: Any) -> None:
         await ack()
-        await on_command(bot, command, respond)
+        async with bot.acting_for(command.get("user_id")):
+            await on_command(bot, command, respond)
 
     return app
 

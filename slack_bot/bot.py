@@ -1,7 +1,10 @@
 """The bot's core: a mention becomes a job, a thread follows it, a reply answers its question.
 
 Thin by design: every decision about the work is the daemon's; this module only translates
-Slack events into :class:`daemon.client.DaemonClient` calls and job events into messages.
+Slack events into :class:`daemon.client.DaemonClient` calls and job events into messages. On a
+team server whose token for the bot is a bot's (``add-person slack-bot --bot``), each call is made
+for the Slack user it serves (:meth:`TroupeBot.acting_for`): the server decides who that is and
+what they may see, and the bot shows its refusals as they are.
 One Slack thread is one session (:mod:`slack_bot.state`): a follow-up mention in the thread
 continues it, and a delivery Slack retries is handled once.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +22,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from daemon.api.protocol import ACTIVE_STATES, JobInfo, JobKind, SubmitJob
-from daemon.client import DaemonClient, DaemonError
+from daemon.client import DaemonClient, DaemonError, acting_for
 from slack_bot import render
 from slack_bot.config import SlackConfig
 from slack_bot.follow import JobFollower
@@ -41,6 +45,7 @@ class TroupeBot:
         self.bot_user_id: str | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._acts_for_users: bool | None = None  # learnt from the server (GET /v1/me) on first use
 
     # ---------------------------------------------------------------- life cycle
 
@@ -59,13 +64,14 @@ class TroupeBot:
         """After a restart: follow again every job a thread was still waiting on."""
         resumed = 0
         for thread in self.state.threads_with_jobs():
-            try:
-                job = await self.daemon.job(str(thread.job_id))
-            except DaemonError:
-                continue
-            if job.state in ACTIVE_STATES and thread.status_ts:
-                self.spawn(JobFollower(self, thread, job, thread.thread_ts).run())
-                resumed += 1
+            async with self.acting_for(thread.requester):  # the follower's task inherits it
+                try:
+                    job = await self.daemon.job(str(thread.job_id))
+                except DaemonError:
+                    continue
+                if job.state in ACTIVE_STATES and thread.status_ts:
+                    self.spawn(JobFollower(self, thread, job, thread.thread_ts).run())
+                    resumed += 1
         return resumed
 
     async def close(self) -> None:
@@ -73,6 +79,32 @@ class TroupeBot:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
         self.state.close()
+
+    @contextlib.asynccontextmanager
+    async def acting_for(self, user: str | None) -> AsyncIterator[None]:
+        """Calls made inside (and by tasks started inside) are made for Slack ``user`` when the
+        server says the bot's token is a bot's; otherwise with the bot's own token, as on the laptop."""
+        if user and await self._acts() is not False:
+            with acting_for(user):
+                yield
+        else:
+            yield
+
+    async def _acts(self) -> bool | None:
+        """Whether the bot acts for its users; None when the server could not say (then it does:
+        a refusal is safer than the bot's own access)."""
+        if self._acts_for_users is None:
+            try:
+                me = await self.daemon.me()
+            except DaemonError as exc:
+                if exc.status == 404:  # the laptop daemon: no people, one user
+                    self._acts_for_users = False
+                return self._acts_for_users
+            self._acts_for_users = me.bot
+            log.info("on the team server the bot is %s%s", me.name,
+                     "; it acts for each Slack user" if me.bot else
+                     " (not marked as a bot: every Slack user acts as it)")
+        return self._acts_for_users
 
     def lock(self, channel: str, thread_ts: str) -> asyncio.Lock:
         return self._locks.setdefault((channel, thread_ts), asyncio.Lock())
@@ -178,7 +210,12 @@ class TroupeBot:
             await self.poster.post(thread.channel, thread.thread_ts, f"<@{user}> what should the team do? "
                                    "For example: `review app.py`, `change greet() to add a !`, or a question.")
             return
-        root = thread.workspace or await self._workspace_for(thread.channel)
+        try:
+            root = thread.workspace or await self._workspace_for(thread.channel)
+        except DaemonError as exc:  # the team server refused this Slack user: its words, as they are
+            await self.poster.post(thread.channel, thread.thread_ts, f":no_entry: <@{user}> {render.escape(str(exc))}")
+            await self.poster.react(thread.channel, trigger_ts, "x")
+            return
         if root is None:
             await self._ask_for_workspace(thread, intent)
             return
@@ -222,7 +259,9 @@ class TroupeBot:
             return self.config.channels[channel]
         try:  # a team server answers with the workspace its config maps this channel to
             roots = [w.root for w in await self.daemon.workspaces(channel=channel)]
-        except DaemonError:
+        except DaemonError as exc:
+            if exc.status in (401, 403):  # this user may not work here: the caller says why
+                raise
             return None
         return roots[0] if len(roots) == 1 else None
 

@@ -47,6 +47,7 @@ from storage.records import (
     Workspace,
 )
 from storage.store import Store
+from storage.verbs.people import Person
 
 __all__ = [
     "LATEST_VERSION",
@@ -63,6 +64,7 @@ __all__ = [
     "JobKind",
     "JobState",
     "NotFoundError",
+    "Person",
     "SchemaTooNewError",
     "Severity",
     "Store",

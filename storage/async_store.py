@@ -152,6 +152,15 @@ class AsyncStore:
     latest_policy = _verb(Store.latest_policy)
     policy_history = _verb(Store.policy_history)
 
+    # People of a team server (storage.verbs.people):
+    add_person = _verb(Store.add_person)
+    update_person = _verb(Store.update_person)
+    remove_person = _verb(Store.remove_person)
+    person_by_token = _verb(Store.person_by_token)
+    person_by_token_hash = _verb(Store.person_by_token_hash)
+    person_by_slack_user = _verb(Store.person_by_slack_user)
+    list_people = _verb(Store.list_people)
+
     # The file itself:
     schema_version = _verb(Store.schema_version)
     integrity_check = _verb(Store.integrity_check)

@@ -290,6 +290,22 @@ def _v6_cached_prompt_tokens(db: Database) -> None:
     run_script(db, _V6_CACHED_PROMPT_TOKENS)
 
 
+# The people of a team server (storage.verbs.people): a token is kept only as its SHA-256.
+_V7_PEOPLE = """
+    CREATE TABLE people (
+        name TEXT PRIMARY KEY,
+        token_sha256 TEXT NOT NULL UNIQUE,
+        slack_user TEXT UNIQUE,             -- the Slack user the bot acts for as this person
+        bot INTEGER NOT NULL DEFAULT 0,     -- 1: its token may act for Slack users
+        created REAL NOT NULL
+    );
+"""
+
+
+def _v7_people(db: Database) -> None:
+    run_script(db, _V7_PEOPLE)
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "workspaces, jobs, job events, changes, findings, usage", _v1_tables, pg.V1_TABLES),
     Migration(2, "full-text search over job events and findings", _v2_full_text_search, pg.V2_FULL_TEXT_SEARCH),
@@ -299,6 +315,7 @@ MIGRATIONS: list[Migration] = [
     Migration(5, "findings tagged with the content they were computed on", _v5_reviewed_content,
               pg.V5_REVIEWED_CONTENT),
     Migration(6, "cached prompt tokens per model call", _v6_cached_prompt_tokens, _V6_CACHED_PROMPT_TOKENS),
+    Migration(7, "people of a team server: tokens as SHA-256, Slack users, bots", _v7_people, pg.V7_PEOPLE),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1].version

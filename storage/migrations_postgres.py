@@ -196,3 +196,21 @@ V5_REVIEWED_CONTENT = """
         PRIMARY KEY (workspace_id, file)
     );
 """
+
+V7_PEOPLE = """
+    CREATE TABLE people (
+        name TEXT PRIMARY KEY,
+        token_sha256 TEXT NOT NULL UNIQUE,
+        slack_user TEXT UNIQUE,
+        bot INTEGER NOT NULL DEFAULT 0,
+        created DOUBLE PRECISION NOT NULL
+    );
+    -- a team server's people from before they lived in the store (daemon/team/people.py's own table)
+    DO $$ BEGIN
+        IF to_regclass('troupe_people') IS NOT NULL THEN
+            INSERT INTO people (name, token_sha256, slack_user, created)
+                SELECT name, token_sha256, slack_user, created FROM troupe_people;
+            DROP TABLE troupe_people;
+        END IF;
+    END $$;
+"""

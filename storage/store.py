@@ -14,15 +14,17 @@ from storage.verbs.changes import ChangeVerbs
 from storage.verbs.events import EventVerbs
 from storage.verbs.findings import FindingVerbs
 from storage.verbs.jobs import JobVerbs
+from storage.verbs.people import PeopleVerbs
 from storage.verbs.policies import PolicyVerbs
 from storage.verbs.usage import UsageVerbs
 from storage.verbs.workspaces import WorkspaceVerbs
 
 
 class Store(WorkspaceVerbs, JobVerbs, EventVerbs, ChangeVerbs, FindingVerbs, UsageVerbs, ExperienceVerbs,
-            PolicyVerbs):
-    """Workspaces, jobs, events, changes, findings, usage and experience in one SQLite file, or in a
-    PostgreSQL database (opened from a ``postgresql://`` URL: ``storage.postgres``), with the same verbs.
+            PolicyVerbs, PeopleVerbs):
+    """Workspaces, jobs, events, changes, findings, usage, experience and a team server's people in one
+    SQLite file, or in a PostgreSQL database (opened from a ``postgresql://`` URL: ``storage.postgres``),
+    with the same verbs.
 
     A Store holds one connection and may only be used from the thread that opened it
     (``WrongThreadError`` otherwise); use ``AsyncStore`` from asyncio, or one Store per thread.

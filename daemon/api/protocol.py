@@ -37,6 +37,10 @@ Routes (all under ``/v1``; errors are ``{"error": {"code", "message"}}``)::
     POST   /v1/viewer/link    ViewerLinkRequest -> ViewerLink  (a one-time run viewer URL; 409 no_tcp_listener
                                               when the daemon has no loopback TCP listener)
     POST   /v1/shutdown                    -> Health             (graceful stop)
+    GET    /v1/me                          -> PersonInfo         (a team server only: whose token this is)
+
+A team server takes ``X-Troupe-On-Behalf-Of: <Slack user id>`` from a bot's token (:data:`ON_BEHALF_OF`):
+the request is then the person that Slack user is mapped to (``daemon.api.team``).
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ from daemon.messages import (  # noqa: F401 - re-exported: the edge and its clie
     LintResult,
     Message,
     Metrics,
+    PersonInfo,
     PriorityName,
     ProtocolError,
     Question,
@@ -96,6 +101,7 @@ from daemon.messages import (  # noqa: F401 - re-exported: the edge and its clie
 
 API_VERSION = 1
 PREFIX = f"/v{API_VERSION}"
+ON_BEHALF_OF = "X-Troupe-On-Behalf-Of"
 
 
 @dataclass

@@ -6,6 +6,11 @@ finding, a list of them — is answered only for people the workspace is shared 
 config's ``shared_with``); anyone else gets 403, whether the workspace exists or not. Lists need
 ``?workspace=``: nobody reads across workspaces. The laptop daemon's routes that act on the
 server's own machine (registering folders, saves, lint, shutdown, the run viewer) are not served.
+
+A bot's token (``add-person slack-bot --bot``) may send ``X-Troupe-On-Behalf-Of: <Slack user id>``:
+the request is then the person that Slack user is mapped to (``add-person ada --slack U0ADA``), with
+that person's access. Anyone else sending it, or a Slack user mapped to nobody, gets 403 with a
+message the bot shows its user as it is.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from daemon.api.protocol import PREFIX, WorkspaceList, error_json
+from daemon.api.protocol import ON_BEHALF_OF, PREFIX, PersonInfo, WorkspaceList, error_json
 from daemon.api.routes import BODY_TIMEOUT, answer, routes
 from daemon.api.server import BODY_TIMEOUT_S, errors_as_json
 from daemon.api.state import DAEMON, MAX_BODY, DaemonState
@@ -47,10 +52,23 @@ def person(request: web.Request) -> Person:
 async def needs_person(request: web.Request, handler: Handler) -> web.StreamResponse:
     given = request.headers.get("Authorization", "")
     token = given.removeprefix("Bearer ").strip() if given.startswith("Bearer ") else ""
-    found = await request.app[PEOPLE].by_token(token) if token else None
+    people = request.app[PEOPLE]
+    found = await people.by_token(token) if token else None
     if found is None:
         return _refuse(401, "unauthorized", "this team server needs 'Authorization: Bearer <your token>'; "
                        "an admin makes one with `troupe server add-person NAME`")
+    slack_user = request.headers.get(ON_BEHALF_OF, "").strip()
+    if slack_user:
+        if not found.bot:
+            return _refuse(403, "not_a_bot", f"only a bot's token may act for a Slack user ({ON_BEHALF_OF}); "
+                           f"{found.name}'s is not one (an admin marks it: "
+                           f"`troupe server set-person {found.name} --bot`)")
+        acting = await people.by_slack_user(slack_user)
+        if acting is None or acting.bot:
+            return _refuse(403, "unknown_slack_user", f"Slack user {slack_user} is not a person of this team "
+                           f"server; an admin maps them to one: `troupe server set-person NAME --slack "
+                           f"{slack_user}` (or `add-person NAME --slack {slack_user}` for someone new)")
+        request["troupe_bot"], found = found, acting
     request["troupe_person"] = found
     return await handler(request)
 
@@ -117,12 +135,24 @@ async def list_workspaces(request: web.Request) -> web.Response:
 
     d, config, who = request.app[DAEMON], request.app[TEAM], person(request)
     channel = request.query.get("channel")
+    mapped = config.for_channel(channel) if channel else None
+    if mapped is not None and who.name not in mapped.shared_with and "troupe_bot" in request:
+        # the bot asks for a Slack user who wants work done in that channel: say why not (a person's own
+        # listing just leaves out what they may not see)
+        return _refuse(403, "forbidden", f"{who.name} has no access to the workspace this channel works on; "
+                       "the team config's shared_with says who has")
     shown = []
     for ws in await d.store.list_workspaces():
         team = config.workspace(ws.root)
         if team is not None and who.name in team.shared_with and (channel is None or team.channel == channel):
             shown.append(views.workspace_info(ws))
     return answer(WorkspaceList(shown))
+
+
+async def me(request: web.Request) -> web.Response:
+    """Whose token this is (the Slack bot asks whether it may act for its users)."""
+    who = person(request)
+    return answer(PersonInfo(who.name, who.slack_user, who.bot))
 
 
 def make_team_app(state: DaemonState, people: People, config: TeamConfig, *, max_body: int) -> web.Application:
@@ -136,5 +166,6 @@ def make_team_app(state: DaemonState, people: People, config: TeamConfig, *, max
         if isinstance(route, web.RouteDef) and (route.method, route.path) in SERVED:
             app.router.add_route(route.method, route.path, route.handler)
     app.router.add_get(f"{PREFIX}/workspaces", list_workspaces)
+    app.router.add_get(f"{PREFIX}/me", me)
     return app
 

@@ -19,9 +19,16 @@ def add_team_parsers(sub: Any) -> None:
     admin = p.add_subparsers(dest="server_command", metavar="ADMIN")
     q = admin.add_parser("add-person", help="add a person (or give them a new token); prints their token once")
     q.add_argument("name")
-    q.add_argument("--slack", metavar="USER_ID", help="their Slack user id, so the bot acts as them")
+    q.add_argument("--slack", metavar="USER_ID", help="their Slack user id (U…), so the bot acts as them")
+    q.add_argument("--bot", action="store_true", default=None,
+                   help="a bot's token (the Slack bot's): it may act for the Slack users mapped to people")
+    q = admin.add_parser("set-person", help="change a person's Slack user id or bot mark; their token stays")
+    q.add_argument("name")
+    q.add_argument("--slack", metavar="USER_ID", help="their Slack user id ('' to unmap it)")
+    q.add_argument("--bot", action=argparse.BooleanOptionalAction, default=None, help="mark (or unmark) a bot")
     q = admin.add_parser("remove-person", help="remove a person; their token stops working")
     q.add_argument("name")
+    admin.add_parser("people", help="list the people: name, Slack user, bot (never their tokens)")
 
     p = sub.add_parser("worker", help="run a team server's jobs (on any machine that reaches its PostgreSQL)")
     p.add_argument("--config", metavar="FILE", help="the team config (default: TROUPE_TEAM_CONFIG)")
@@ -63,7 +70,7 @@ def run_team(args: argparse.Namespace) -> int:
                 config.concurrency = args.concurrency
             _logging()
             return asyncio.run(_worker(config, args.name))
-        if args.server_command in ("add-person", "remove-person"):
+        if args.server_command in ADMIN:
             return asyncio.run(_admin(config, args))
         config.host = args.host or config.host
         config.port = config.port if args.port is None else args.port
@@ -88,17 +95,39 @@ def run_team(args: argparse.Namespace) -> int:
         return 1
 
 
-async def _admin(config: Any, args: argparse.Namespace) -> int:
-    from daemon.team.people import People
+ADMIN = ("add-person", "set-person", "remove-person", "people")
 
-    people = People(config.queue_url)
-    if args.server_command == "add-person":
-        token = await people.add(args.name, slack_user=args.slack)
-        print(token)
-        print(f"(the token of {args.name}: shown only now; they set TROUPE_TOKEN to it)", file=sys.stderr)
-        return 0
-    if not await people.remove(args.name):
-        print(f"troupe: no person named {args.name!r}", file=sys.stderr)
+
+async def _admin(config: Any, args: argparse.Namespace) -> int:
+    """The people commands, on the team's store (the token is printed once; the store keeps its SHA-256)."""
+    from daemon.team.people import People
+    from storage import AsyncStore
+
+    async with await AsyncStore.open(config.store_url) as store:
+        people = People(store)
+        try:
+            if args.server_command == "add-person":
+                token = await people.add(args.name, slack_user=args.slack, bot=args.bot)
+                print(token)
+                print(f"(the token of {args.name}: shown only now; they set TROUPE_TOKEN to it)", file=sys.stderr)
+                return 0
+            if args.server_command == "people":
+                for found in await store.list_people():
+                    print(f"{found.name}\t{found.slack_user or '-'}\t{'bot' if found.bot else 'person'}")
+                return 0
+            if args.server_command == "set-person":
+                changes = {k: v for k, v in (("slack_user", args.slack), ("bot", args.bot)) if v is not None}
+                if not changes:
+                    print("troupe: say what to change: --slack USER_ID, --bot or --no-bot", file=sys.stderr)
+                    return 2
+                done = await store.update_person(args.name, **changes)
+            else:
+                done = await people.remove(args.name)
+        except ValueError as exc:  # e.g. that Slack user is already someone else's
+            print(f"troupe: {exc}", file=sys.stderr)
+            return 2
+    if not done:
+        print(f"troupe: no person named {args.name!r}; `troupe server people` lists them", file=sys.stderr)
         return 1
     return 0
 

@@ -43,6 +43,7 @@ def test_every_message_type_has_a_json_round_trip() -> None:
         "FindingList": {"findings": []},
         "WorkspaceInfo": {"id": 1, "root": "/r", "settings": {"test_on_save": True}},
         "WorkspaceList": {"workspaces": []},
+        "PersonInfo": {"name": "ada", "slack_user": "U0ADA", "bot": False},
         "SearchHit": {"kind": "finding", "text": "t"},
         "SearchResults": {"query": "q", "hits": []},
         "Health": {"api_version": 1, "version": "0.1.0", "pid": 1, "uptime_s": 1.5, "home": "/h", "executor": "x",

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -78,14 +79,21 @@ class TeamCluster:
         return done.stdout.strip()
 
     def add_people(self, *names: str) -> None:
+        for name in names:
+            self.add_person(name)
+
+    def add_person(self, name: str, *, slack_user: str | None = None, bot: bool | None = None) -> str:
+        """``troupe server add-person`` (in this process: no interpreter to start); the token, also in ``tokens``."""
         from daemon.team.people import People
+        from storage import AsyncStore
 
-        async def add() -> None:
-            people = People(self.store_url)
-            for name in names:
-                self.tokens[name] = await people.add(name)
+        async def add() -> str:
+            async with await AsyncStore.open(self.store_url) as store:
+                return await People(store).add(name, slack_user=slack_user, bot=bot)
 
-        asyncio.run(add())
+        with ThreadPoolExecutor(1) as thread:  # callable from a test's running event loop too
+            self.tokens[name] = thread.submit(asyncio.run, add()).result()
+        return self.tokens[name]
 
     def start_servers(self, count: int) -> None:
         """``count`` API nodes, started together; returns once each listens."""

@@ -1,0 +1,116 @@
+"""People on a team server: ``troupe server add-person`` (tokens, Slack user ids, the bot mark), a
+bot's token acting for the Slack user it serves (X-Troupe-On-Behalf-Of: only from a bot's token,
+only for a Slack user mapped to a person, with that person's access), and the real Slack bot
+(bolt, signed requests, the fake Slack Web API) on one API node and one worker."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from daemon.api.protocol import SubmitJob
+from daemon.client import DaemonError, acting_for
+from slack_bot.app import EVENTS_PATH, build_app, start_http, web_client
+from slack_bot.bot import TroupeBot
+from tests.fakes.slack_api import FakeSlack
+from tests.slack.conftest import BOT_TOKEN, Harness, slack_config
+from tests.team.conftest import SCRIPTED, TeamCluster
+
+SHOP, CHANNEL = "/team/shop", "CSHOP"  # the cluster's config maps channel CSHOP to shop, shared with ada
+ADA, EVE, NOBODY = "UADA", "UEVE", "UNOBODY"
+
+
+@pytest.fixture(scope="module")
+def small_team(postgres: Any, postgres_template: str) -> Iterator[TeamCluster]:
+    """One API node and one worker; ada (Slack UADA) sees shop, eve (UEVE) only vault, slack-bot is a bot."""
+    url = postgres.create_database(template=postgres_template)
+    folder = Path(tempfile.mkdtemp(prefix="trp-", dir="/tmp"))
+    cluster = TeamCluster(folder, url, executor=SCRIPTED)
+    try:
+        cluster.add_person("ada", slack_user=ADA)
+        cluster.add_person("eve", slack_user=EVE)
+        cluster.add_person("slack-bot", bot=True)
+        cluster.start_worker("w0")
+        cluster.start_servers(1)
+        yield cluster
+    finally:
+        cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+        postgres.drop_database(url)
+
+
+@pytest.fixture
+async def slack(small_team: TeamCluster, tmp_path: Path) -> AsyncIterator[Harness]:
+    """The bot with the bot's token and no channel map of its own (it asks the team server)."""
+    fake = await FakeSlack(token=BOT_TOKEN).start()
+    config = slack_config(tmp_path, None, api_url=fake.api_url)
+    daemon = small_team.client(small_team.urls[0], small_team.tokens["slack-bot"])
+    bot = TroupeBot(config, daemon, web_client(config))
+    runner = await start_http(build_app(bot), "127.0.0.1", 0)
+    host, port = runner.addresses[0][:2]
+    harness = Harness(fake, bot, f"http://{host}:{port}{EVENTS_PATH}", aiohttp.ClientSession(), runner)
+    yield harness
+    await harness.close()
+    await fake.stop()
+
+
+def test_add_person_prints_a_token_once_and_people_lists_slack_users_and_bots(small_team: TeamCluster) -> None:
+    token = small_team.troupe("server", "add-person", "carol", "--slack", "UCAROL")
+    assert token.startswith("trp_") and len(token) > 40
+    listed = small_team.troupe("server", "people").splitlines()
+    assert "carol\tUCAROL\tperson" in listed and "slack-bot\t-\tbot" in listed
+    assert token not in "\n".join(listed)
+
+
+async def test_only_a_bots_token_acts_for_a_slack_user_and_only_for_one_mapped_to_a_person(
+        small_team: TeamCluster) -> None:
+    url = small_team.urls[0]
+    bot, ada = small_team.client(url, small_team.tokens["slack-bot"]), small_team.client(url, small_team.tokens["ada"])
+    try:
+        assert (await bot.me()).bot and not (await ada.me()).bot
+        with acting_for(ADA):
+            assert (await bot.me()).name == "ada"
+            assert [w.root for w in await bot.workspaces(channel=CHANNEL)] == [SHOP]
+            with pytest.raises(DaemonError, match="only a bot's token may act") as caught:
+                await ada.me()  # a person's token sending the header
+            assert caught.value.status == 403
+        with acting_for(EVE), pytest.raises(DaemonError, match="eve has no access to workspace '/team/shop'") as caught:
+            await bot.submit(SubmitJob(kind="ask", workspace=SHOP, prompt="let me in"))
+        assert caught.value.status == 403
+        with acting_for(NOBODY), pytest.raises(DaemonError, match="Slack user UNOBODY is not a person") as caught:
+            await bot.jobs(workspace=SHOP)
+        assert caught.value.status == 403
+        assert await ada.jobs(workspace=SHOP) == []  # nothing was submitted
+    finally:
+        await bot.close()
+        await ada.close()
+
+
+async def test_slack_users_act_as_their_people_and_the_others_are_told_why_not(
+        small_team: TeamCluster, slack: Harness) -> None:
+    def thread(ts: str) -> list[dict[str, Any]]:
+        return [m for m in slack.slack.posted(CHANNEL) if m.get("thread_ts") == ts]
+
+    asked, _ = await slack.mention("what does add do?", user=ADA, channel=CHANNEL)
+    refused_eve, _ = await slack.mention("what does add do?", user=EVE, channel=CHANNEL)
+    refused_stranger, _ = await slack.mention("what does add do?", user=NOBODY, channel=CHANNEL)
+
+    assert await slack.finished(asked) == ["eyes", "white_check_mark"]  # the bot's own token sees no workspace
+    summary = "\n".join(str(m.get("text")) for m in thread(asked))
+    assert "echo: what does add do?" in summary
+    for ts, why in ((refused_eve, "eve has no access to the workspace this channel works on"),
+                    (refused_stranger, "Slack user UNOBODY is not a person of this team server")):
+        [told] = await slack.slack.wait_for(lambda ts=ts: thread(ts), what="the refusal")
+        assert told["text"].startswith(":no_entry: <@") and why in told["text"], told["text"]
+        assert "x" in slack.reactions(ts)
+    ada = small_team.client(small_team.urls[0], small_team.tokens["ada"])
+    try:
+        assert [job.request["prompt"] for job in await ada.jobs(workspace=SHOP)] == ["what does add do?"]
+    finally:
+        await ada.close()
