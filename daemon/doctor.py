@@ -42,7 +42,7 @@ def _database() -> Check:
     from storage.location import describe
 
     try:
-        target = store_target()
+        target = _team_store() or store_target()
     except ConfigError as exc:
         return Check("database", False, str(exc))
     where = describe(target)
@@ -58,6 +58,54 @@ def _database() -> Check:
             store.close()
     except Exception as exc:  # a StoreError's message never holds the password
         return Check("database", False, f"{where}: {exc}")
+
+
+def _team_store() -> str | None:
+    """The team config's store URL, when ``TROUPE_TEAM_CONFIG`` names one (a team server's host)."""
+    if not os.environ.get("TROUPE_TEAM_CONFIG"):
+        return None
+    from daemon.team.config import load_team_config
+
+    return load_team_config().store_url
+
+
+def _queue() -> Check | None:
+    """A team server's queue (procrastinate, on PostgreSQL): its schema, the workers that sent a heartbeat
+    recently, the jobs waiting. None when no team config or PostgreSQL store is set (the laptop has no queue)."""
+    from storage.location import describe, scrub
+
+    team = bool(os.environ.get("TROUPE_TEAM_CONFIG"))
+    try:
+        if team:
+            from daemon.team.config import load_team_config
+
+            url = load_team_config().queue_url
+        else:
+            target = store_target()
+            if isinstance(target, Path):
+                return None
+            url = os.environ.get("TROUPE_QUEUE_URL") or str(target)
+    except ConfigError as exc:
+        return Check("queue", False, str(exc))
+    from daemon.team.queue import queue_health, stalled_after
+
+    where, silence = describe(url), stalled_after()
+    try:
+        health = queue_health(url, stalled_after=silence)
+    except Exception as exc:  # psycopg's error: unreachable, refused, bad password (never printed)
+        reason = scrub(str(exc).strip(), url).splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return Check("queue", False, f"cannot reach PostgreSQL ({where}): {reason}")
+    if not health.schema:
+        return Check("queue", not team, f"procrastinate's schema is not in {where}: "
+                     + ("`troupe server` creates it at its start" if team else "no team server has used it"))
+    workers = f"{health.alive} worker{'s' * (health.alive != 1)} alive (a heartbeat within {silence:g} s)"
+    if health.silent:
+        workers += f", {health.silent} silent"
+    detail = (f"procrastinate on {where}: schema migrated; {workers}; {health.waiting} job"
+              f"{'s' * (health.waiting != 1)} waiting, {health.running} running")
+    if not health.alive:
+        detail += "; nothing runs the jobs: start `troupe worker`"
+    return Check("queue", health.alive > 0 or not team, detail)
 
 
 def _daemon() -> Check:
@@ -181,6 +229,7 @@ def run_doctor(*, json_output: bool = False, check_model: bool = True) -> int:
               + (" (from the environment)" if os.environ.get("TROUPE_HOME") else "")),
         _model(check_model),
         _database(),
+        *filter(None, [_queue()]),
         _daemon(),
         _viewer(),
         _sandbox(),

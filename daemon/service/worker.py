@@ -27,6 +27,7 @@ from daemon.team.checkout import CheckoutError, RepoCache
 from daemon.team.config import TeamConfig, TeamWorkspace
 from daemon.team.events import NotifyingHub
 from daemon.team.queue import TeamQueue
+from daemon.team.queue import stalled_after as queue_stalled_after
 
 if TYPE_CHECKING:
     from storage import AsyncStore, Job
@@ -81,7 +82,7 @@ class TeamWorker:
         self.config = config
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.heartbeat = heartbeat or float(os.environ.get("TROUPE_WORKER_HEARTBEAT", "5"))
-        self.stalled_after = stalled_after or float(os.environ.get("TROUPE_WORKER_STALLED_AFTER", "30"))
+        self.stalled_after = stalled_after or queue_stalled_after()
         self.cache = RepoCache(config.cache / self.name)
 
     async def run(self) -> None:

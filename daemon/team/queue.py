@@ -12,7 +12,9 @@ again elsewhere, resuming from the job's checkpoint.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from procrastinate import App, JobContext, PsycopgConnector
@@ -21,6 +23,42 @@ log = logging.getLogger("troupe.team.queue")
 
 TASK = "troupe.run_job"
 SCHEMA_LOCK = 0x7472_6F75  # pg_advisory_lock key: one node applies procrastinate's schema at a time
+
+
+def stalled_after() -> float:
+    """Seconds without a heartbeat after which a worker counts as gone (``TROUPE_WORKER_STALLED_AFTER``)."""
+    return float(os.environ.get("TROUPE_WORKER_STALLED_AFTER", "30"))
+
+
+@dataclass(frozen=True)
+class QueueHealth:
+    """What ``troupe doctor`` says of the queue (:func:`queue_health`)."""
+
+    schema: bool  # procrastinate's tables are there (an API node creates them at its start)
+    alive: int = 0  # workers whose last heartbeat is within ``stalled_after``
+    silent: int = 0  # workers registered but silent longer (died; the next stalled-job sweep drops them)
+    waiting: int = 0  # jobs queued, not yet taken by a worker
+    running: int = 0
+
+
+def queue_health(url: str, *, stalled_after: float, connect_timeout: int = 5) -> QueueHealth:
+    """The queue's state in the PostgreSQL at ``url`` (raises psycopg's error when it cannot be reached)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout, application_name="troupe-doctor",
+                         options="-c default_transaction_read_only=on") as conn:
+        present = conn.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL "
+                               "AND to_regclass('procrastinate_workers') IS NOT NULL").fetchone()
+        if not present or not present[0]:
+            return QueueHealth(schema=False)
+        alive, silent = conn.execute(
+            "SELECT count(*) FILTER (WHERE last_heartbeat > now() - make_interval(secs => %s)), "
+            "count(*) FILTER (WHERE last_heartbeat <= now() - make_interval(secs => %s)) FROM procrastinate_workers",
+            [stalled_after, stalled_after]).fetchone() or (0, 0)
+        waiting, running = conn.execute(
+            "SELECT count(*) FILTER (WHERE status = 'todo'), count(*) FILTER (WHERE status = 'doing') "
+            "FROM procrastinate_jobs").fetchone() or (0, 0)
+    return QueueHealth(True, int(alive), int(silent), int(waiting), int(running))
 
 
 class TeamQueue:

@@ -1,12 +1,17 @@
 """People on a team server: ``troupe server add-person`` (tokens, Slack user ids, the bot mark), a
 bot's token acting for the Slack user it serves (X-Troupe-On-Behalf-Of: only from a bot's token,
 only for a Slack user mapped to a person, with that person's access), and the real Slack bot
-(bolt, signed requests, the fake Slack Web API) on one API node and one worker."""
+(bolt, signed requests, the fake Slack Web API); and ``troupe doctor``'s queue line. All on one
+small cluster (one API node, one worker) shared by the module."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +25,7 @@ from slack_bot.app import EVENTS_PATH, build_app, start_http, web_client
 from slack_bot.bot import TroupeBot
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import BOT_TOKEN, Harness, slack_config
-from tests.team.conftest import SCRIPTED, TeamCluster
+from tests.team.conftest import REPO, SCRIPTED, TeamCluster
 
 SHOP, CHANNEL = "/team/shop", "CSHOP"  # the cluster's config maps channel CSHOP to shop, shared with ada
 ADA, EVE, NOBODY = "UADA", "UEVE", "UNOBODY"
@@ -114,3 +119,44 @@ async def test_slack_users_act_as_their_people_and_the_others_are_told_why_not(
         assert [job.request["prompt"] for job in await ada.jobs(workspace=SHOP)] == ["what does add do?"]
     finally:
         await ada.close()
+
+
+async def test_doctor_says_the_queue_is_migrated_how_many_workers_are_alive_and_how_many_jobs_wait(
+        small_team: TeamCluster, postgres: Any) -> None:
+    from procrastinate import App, PsycopgConnector
+
+    from daemon.team.queue import queue_health
+
+    deadline = time.monotonic() + 30  # the worker registers once it has started
+    while not queue_health(small_team.store_url, stalled_after=5).alive:
+        assert time.monotonic() < deadline, small_team.logs()
+        await asyncio.sleep(0.1)
+    later = App(connector=PsycopgConnector(conninfo=small_team.store_url))
+    async with later.open_async():  # a job nobody may take for an hour: it waits
+        await later.configure_task("troupe.doctor_probe", schedule_in={"hours": 1}).defer_async()
+    done = subprocess.run([sys.executable, "-m", "daemon.cli.main", "doctor", "--no-model"], env=small_team.env,
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    [line] = [line for line in done.stdout.splitlines() if line.split()[1:2] == ["queue"]]
+    assert line.startswith("ok ") and "schema migrated; 1 worker alive (a heartbeat within 5 s)" in line, line
+    assert "1 job waiting, 0 running" in line and f"database {small_team.store_url.rsplit('/', 1)[1]}" in line
+    database = [line for line in done.stdout.splitlines() if line.split()[1:2] == ["database"]]
+    assert "PostgreSQL" in database[0], database  # the team config's store, not the laptop's file
+    assert postgres.password not in done.stdout + done.stderr
+
+
+def test_doctor_says_in_one_line_when_the_queues_postgresql_cannot_be_reached_and_never_its_password(
+        small_team: TeamCluster, postgres: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from daemon.doctor import _queue
+    from tests.fixtures.postgres import _free_port
+
+    wrong = small_team.store_url.replace(postgres.password, "not-the-password-42")
+    for url, why in ((wrong, "password authentication failed"),
+                     (f"postgresql://troupe:secret-77@127.0.0.1:{_free_port()}/troupe", "Connection refused")):
+        config = tmp_path / "team.toml"
+        config.write_text(f'[store]\nurl = "{url}"\n')
+        monkeypatch.setenv("TROUPE_TEAM_CONFIG", str(config))
+        check = _queue()
+        assert check is not None and not check.ok
+        assert check.detail.startswith("cannot reach PostgreSQL (") and why in check.detail, check.detail
+        assert "\n" not in check.detail and "not-the-password-42" not in check.detail
+        assert "secret-77" not in check.detail and postgres.password not in check.detail
