@@ -13,10 +13,14 @@ changed, so the comment counts as addressed and the tests decide.
 
 The build chain runs on five small CLI tasks; the change chain asks for a change to the program
 in a repository (the fake sends the program back as it is, so that job ends "no change": the
-figures are what its phases cost getting there); the review chain reviews its ``app.py``.
+figures are what its phases cost getting there); the review chain reviews its ``app.py``. ``fix``
+is the change chain on a one-function bug that a docstring example shows (HumanEvalFix's shape, as
+``troupe eval fix`` runs it): the fake's program fixes it. ``fix-unchanged`` is the same job where
+the fake's program is the repository's, bug and all: every reply sends the file back as it was (as
+the bundled model did in most code phases of the greedy fix runs), so that job ends "no change".
 
-    LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python bench/tokens.py [--chains build,change,review] \
-        [--revising-fixes]
+    LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python bench/tokens.py \
+        [--chains build,change,review,fix,fix-unchanged] [--revising-fixes]
 """
 
 from __future__ import annotations
@@ -86,7 +90,11 @@ def count_lines(text: str) -> int:
 
 
 def count_chars(text: str) -> int:
-    """How many characters ``text`` holds."""
+    """How many characters ``text`` holds.
+
+    >>> count_chars("abc")
+    3
+    """
     return len(text)
 
 
@@ -167,12 +175,14 @@ def test_main_prints_the_word_count(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == "3"
 '''
 PROGRAM = f"```python app.py\n{APP}```\n\n```python tests/test_app.py\n{TESTS}```"
+BUGGY_APP = APP.replace("    return len(text)\n", "    return len(text) - 1\n")  # count_chars("abc") is 2
+FIX_TASK = "The function count_chars in app.py does not do what its docstring says; fix it."
 REVISED = PROGRAM.replace('holds."""\n    return len(words', 'holds (0 for "")."""\n    return len(words')
 README = "```markdown README.md\n# Text statistics\n\nCounts words, lines and characters of a file.\n\n" \
          "    python app.py notes.txt --lines\n```"
 
 
-def generic_reply(body: dict[str, Any], revising: bool = False) -> str:
+def generic_reply(body: dict[str, Any], revising: bool = False, program: str = PROGRAM) -> str:
     """What the generic fake answers, from the request's text alone (see the module docstring)."""
     texts = [message_text(m) for m in body["messages"] if m.get("role") == "user"]
     asked, first = texts[-1], texts[0]
@@ -182,9 +192,10 @@ def generic_reply(body: dict[str, Any], revising: bool = False) -> str:
         return README
     if "Find the bugs" in first:
         return "NONE"
-    if "How to edit files" in first or "code block" in first or "send the file again" in asked:
+    if ("How to edit files" in first or "code block" in first or "Reply with the whole corrected" in first
+            or "send the file again" in asked):
         fix = "comment" in first or "tests fail" in first
-        return REVISED if revising and fix else PROGRAM
+        return REVISED if revising and fix and program == PROGRAM else program
     if "most important problem" in first:
         return "I accept this code: it does what the user asked, and I see nothing important to fix."
     if "<INFO>" in first:
@@ -206,29 +217,35 @@ async def run_chain(llm: FakeLLM, spec: JobSpec) -> tuple[list[dict], Any]:
     return rows, outcome
 
 
-def repository(folder: Path) -> Path:
+def repository(folder: Path, app: str = APP) -> Path:
     (folder / "tests").mkdir(parents=True)
-    (folder / "app.py").write_text(APP)
+    (folder / "app.py").write_text(app)
     (folder / "tests" / "test_app.py").write_text(TESTS)
     return folder
 
 
 async def measure(chains: list[str], revising: bool) -> dict[str, list[tuple[list[dict], Any]]]:
     results: dict[str, list[tuple[list[dict], Any]]] = {}
-    async with FakeLLM(default_reply=lambda body: generic_reply(body, revising), prompt_cache=True) as llm:
-        with tempfile.TemporaryDirectory() as folder:
-            repo = repository(Path(folder) / "repo")
-            specs = {"build": [JobSpec(chain="build", task=t) for t in TASKS],
-                     "change": [JobSpec(chain="change", task=CHANGE_TASK, workspace=repo)],
-                     "review": [JobSpec(chain="review", task="review app.py", workspace=repo, files=["app.py"])]}
-            for chain in chains:
+    with tempfile.TemporaryDirectory() as folder:
+        repo = repository(Path(folder) / "repo")
+        fix = JobSpec(chain="change", task=FIX_TASK, workspace=repository(Path(folder) / "fix", BUGGY_APP),
+                      files=["app.py"])
+        specs = {"build": [JobSpec(chain="build", task=t) for t in TASKS],
+                 "change": [JobSpec(chain="change", task=CHANGE_TASK, workspace=repo)],
+                 "review": [JobSpec(chain="review", task="review app.py", workspace=repo, files=["app.py"])],
+                 "fix": [fix], "fix-unchanged": [fix]}
+        for chain in chains:  # "fix-unchanged": the fake's program is the repository's, bug and all
+            program = PROGRAM.replace(APP, BUGGY_APP) if chain == "fix-unchanged" else PROGRAM
+            async with FakeLLM(default_reply=lambda body, p=program: generic_reply(body, revising, p),
+                               prompt_cache=True) as llm:
                 results[chain] = [await run_chain(llm, spec) for spec in specs[chain]]
     return results
 
 
 def print_chain(chain: str, runs: list[tuple[list[dict], Any]]) -> None:
     phases, _ = runs[0]
-    print(f"\n## {chain} chain ({len(runs)} task(s); phases of the first)\n")
+    title = f"{chain} chain" if chain in ("build", "change", "review") else f"{chain} (the change chain)"
+    print(f"\n## {title} ({len(runs)} task(s); phases of the first)\n")
     print("| phase | calls | prompt tokens | cached | completion tokens |\n|---|---|---|---|---|")
     for p in phases:
         label = f"{p['phase']}#{p['cycle']}" if p.get("cycle") else p["phase"]
@@ -250,7 +267,8 @@ def print_chain(chain: str, runs: list[tuple[list[dict], Any]]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chains", default="build,change,review", help="comma-separated (default: all three)")
+    parser.add_argument("--chains", default="build,change,review,fix,fix-unchanged",
+                        help="comma-separated (default: all five)")
     parser.add_argument("--revising-fixes", action="store_true", help="a fix changes the program (one docstring)")
     args = parser.parse_args()
     import_litellm()

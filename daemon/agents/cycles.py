@@ -1,11 +1,20 @@
-"""When a review loop's next cycle is not worth a model turn: cheap signals decide (``skip_cycle_when``).
+"""When a loop's next cycle is not worth a model turn: cheap signals decide (``skip_cycle_when``).
 
-Checked before the reviewer speaks again, in the order the chain file lists them:
+Checked before each cycle, in the order the chain file lists them. A review loop
+(``until = "finished"``):
 
+- ``checks_pass`` (before the first review only): the checks that failed before the team changed
+  anything (the docstring examples, the tests) pass now, with every other test, and ruff finds
+  nothing in the changed Python files: what showed the problem no longer shows it.
 - ``unchanged``: the code is as the reviewer last saw it (the fix kept it): the same code would
   get the same comment.
 - ``addressed``: the fix changed what the comment named (any file, when it named none), ruff finds
   nothing in the changed Python files, and the tests run and pass.
+
+A test loop (``until = "tests_pass"``):
+
+- ``unchanged``: the last cycle's fix kept the code as it was, so the tests fail as before and the
+  next cycle would send the prompt just answered again.
 
 Each returns the reason a person reads in the transcript, or None (the cycle runs). ``view_for``
 says what the next phase's ``{code}`` shows (``daemon.agents.scope``).
@@ -24,35 +33,63 @@ from daemon.workspace import testing
 
 @dataclass
 class LastReview:
-    """What the reviewer saw and said last (set when its phase ends)."""
+    """What the loop's last cycle started from: the code its first phase saw (and, in a review loop,
+    what the reviewer said about it; set when its phase ends)."""
 
     seen: dict[str, str]
-    comment: str
+    comment: str = ""
     named: list[str] = field(default_factory=list)
 
 
-async def skip_reason(rules: tuple[str, ...], review: LastReview, bench: Workbench, tools: Any) -> str | None:
-    now = bench.snapshot()
-    changed = changed_since(review.seen, now)
-    for rule in rules:
+async def skip_reason(loop: Loop, cycle: int, review: LastReview | None, bench: Workbench,
+                      tools: Any) -> str | None:
+    """Why cycle ``cycle`` (0-based) of ``loop`` need not run, or None; ``review``: see :class:`LastReview`
+    (None before the loop's first cycle)."""
+    if review is None:
+        if cycle == 0 and "checks_pass" in loop.skip_cycle_when and loop.until is Until.FINISHED:
+            return await _checks_pass(bench, tools)
+        return None
+    changed = changed_since(review.seen, bench.snapshot())
+    for rule in loop.skip_cycle_when:
         if rule == "unchanged" and not changed:
+            if loop.until is Until.TESTS_PASS:
+                return ("the last fix kept the code as it was, so the tests fail as before and the next cycle "
+                        "would ask the same again")
             return "the code is as the reviewer last saw it (the fix kept it), so it would get the same comment"
-        if rule == "addressed" and changed:
+        if rule == "addressed" and changed and loop.until is Until.FINISHED:
             reason = await _addressed(review, changed, bench, tools)
             if reason:
                 return reason
     return None
 
 
-async def _addressed(review: LastReview, changed: list[str], bench: Workbench, tools: Any) -> str | None:
-    missed = [p for p in review.named if p not in changed and bench.read(p) is not None]
-    if missed:
-        return None
+async def _checked(changed: list[str], bench: Workbench, tools: Any) -> Any:
+    """The test report when ruff finds nothing in the changed Python files and the tests run and
+    pass; else None."""
     python = [p for p in changed if p.endswith((".py", ".pyi")) and bench.read(p) is not None]
     if bench.root is not None and python and await testing.static_check(bench.root, python):
         return None
     report = await tools.tests()
-    if not (report.ran and report.ok):
+    return report if report is not None and report.ran and report.ok else None
+
+
+async def _checks_pass(bench: Workbench, tools: Any) -> str | None:
+    before, changed = bench.checked_before, bench.changed_files()
+    if before is None or before.ok or not changed:
+        return None  # nothing failed before the change (or nothing was checked): the review is the only check
+    report = await _checked(changed, bench, tools)
+    if report is None:
+        return None
+    return (f"the checks that failed before the change pass now (before: {before.failed} failed; now: "
+            f"{report.passed} passed), and ruff finds nothing in {', '.join(changed)}")
+
+
+async def _addressed(review: LastReview, changed: list[str], bench: Workbench, tools: Any) -> str | None:
+    missed = [p for p in review.named if p not in changed and bench.read(p) is not None]
+    if missed:
+        return None
+    report = await _checked(changed, bench, tools)
+    if report is None:
         return None
     what = f"the comment on {', '.join(review.named)} was addressed" if review.named else "the fix changed the code"
     return (f"{what} ({', '.join(changed)} changed), ruff finds nothing in the changed files and the tests pass "

@@ -21,6 +21,7 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
     until = "tests_pass"        # or finished, no_placeholders
     max_cycles = 3
     without_tests = "skip"      # nothing to run: skip the loop (default), or "run" it (build: write tests)
+    skip_cycle_when = ["unchanged"]  # a fix that kept the code ends the loop (default: [], every cycle runs)
     [[steps.phases]]
     phase = "test_fix"
     produces = "code"
@@ -31,9 +32,11 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
     loop = "review"
     until = "finished"
     skip_cycle_when = ["unchanged", "addressed"]  # the default: cheap signals that end the loop
+                                # (also "checks_pass": no first review when the failing checks pass now)
     [[steps.phases]]            # (a) the reviewer's comment, then (b) its fix
     ...
-    resend_unchanged = false    # a fix that changes nothing is kept, not sent back (default in a review loop)
+    resend_unchanged = false    # a fix that changes nothing is kept, not sent back (default in a review loop;
+                                # elsewhere it goes back with the failing docstring examples its prompt lacked)
 
     [[steps]]
     phase = "environment"
@@ -61,6 +64,7 @@ from typing import Any
 
 from daemon.agents.model import (
     DEFAULT_MAX_TOKENS,
+    DEFAULT_SKIP_CYCLE_RULES,
     SKIP_CYCLE_RULES,
     TEMPLATE_FIELDS,
     Chain,
@@ -236,11 +240,12 @@ def _step(f: _File, body: Any, where: list[str | int]) -> Step:
         if not isinstance(p, dict) or "phase" not in p:
             raise f.error([*where, "phases", i], f"loop {name!r}: each entry of 'phases' must be a phase table")
         inner.append(_phase(f, p, [*where, "phases", i], review_fix=until == Until.FINISHED and i > 0))
-    rules = f.expect(body, "skip_cycle_when", list, where, list(SKIP_CYCLE_RULES) if until == Until.FINISHED else [])
-    unknown = [r for r in rules if r not in SKIP_CYCLE_RULES]
-    if unknown or (rules and until != Until.FINISHED):
-        raise f.error([*where, "skip_cycle_when"], f"skip_cycle_when takes {', '.join(map(repr, SKIP_CYCLE_RULES))} "
-                      f"in an until = \"finished\" loop (got {', '.join(map(repr, unknown or rules))})")
+    allowed = SKIP_CYCLE_RULES.get(Until(until), ())
+    rules = f.expect(body, "skip_cycle_when", list, where, list(DEFAULT_SKIP_CYCLE_RULES.get(Until(until), ())))
+    unknown = [r for r in rules if r not in allowed]
+    if unknown:
+        raise f.error([*where, "skip_cycle_when"], f"skip_cycle_when of an until = {until!r} loop takes "
+                      f"{', '.join(map(repr, allowed)) or 'no rule'} (got {', '.join(map(repr, unknown))})")
     return Loop(name=name, until=Until(until), phases=tuple(inner),
                 max_cycles=_positive(f, body, "max_cycles", where, 3),
                 stop_word=f.expect(body, "stop_word", str, where, "Finished"),

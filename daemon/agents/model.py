@@ -84,9 +84,13 @@ EMPTY_FIELD_MEANS: dict[str, str] = {
     "examples": "no docstring example fails",
 }
 
-# Cheap signals that end a review loop without another model turn (``skip_cycle_when``, see
-# ``daemon.agents.cycles``): the default of every ``until = "finished"`` loop.
-SKIP_CYCLE_RULES = ("unchanged", "addressed")
+# Cheap signals that end a loop before its next cycle, without a model turn (``skip_cycle_when``, see
+# ``daemon.agents.cycles``): the rules each kind of loop takes, and its default.
+SKIP_CYCLE_RULES: dict[Until, tuple[str, ...]] = {
+    Until.FINISHED: ("checks_pass", "unchanged", "addressed"),
+    Until.TESTS_PASS: ("unchanged",),
+}
+DEFAULT_SKIP_CYCLE_RULES: dict[Until, tuple[str, ...]] = {Until.FINISHED: ("unchanged", "addressed")}
 
 
 @dataclass(frozen=True)
@@ -149,7 +153,7 @@ class Loop:
     max_cycles: int = 3
     stop_word: str = "Finished"
     without_tests: str = "skip"  # tests_pass loops when there is nothing to run: "skip" the loop, or "run" it
-    skip_cycle_when: tuple[str, ...] = ()  # finished loops: SKIP_CYCLE_RULES that end the loop before a review
+    skip_cycle_when: tuple[str, ...] = ()  # SKIP_CYCLE_RULES[until] that end the loop before its next cycle
 
     @property
     def kind(self) -> str:

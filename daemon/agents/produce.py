@@ -98,9 +98,11 @@ class Producer:
         focus = self.bench.focus_files()
         default = focus[0] if len(focus) == 1 else None
         reply, warnings = result.last_reply, []
-        # what is wrong, when the examples show it; without it a resend says nothing new, and costs the whole reply
+        # what is wrong, when the examples show it and the prompt did not already: else a resend says nothing
+        # new, and costs the whole reply (greedy on HumanEvalFix, 30 of 30 such resends came back unchanged)
         failing = example_failures(self.bench.examples)
-        resend = phase.resend_unchanged and bool(failing)
+        shown = bool(failing) and _all_shown(self.bench.examples, dialogue.prompt)
+        resend = phase.resend_unchanged and bool(failing) and not shown
         for attempt in range(phase.max_retries + 1):
             try:
                 if getattr(reply, "cut_at_cap", False):
@@ -135,7 +137,9 @@ class Producer:
                 reply = await dialogue.correct(f"Your edits were not applied. {exc}")
         await self.record_state(phase, dialogue.prompt, changed)
         if not changed and not resend:
-            why = "" if not phase.resend_unchanged else " (no failing docstring example to send back with it)"
+            why = ("" if not phase.resend_unchanged else " (its prompt already showed the failing docstring examples, "
+                   "so sending it back would say nothing new)" if shown
+                   else " (no failing docstring example to send back with it)")
             await self._say(EventKind.LOG, {"level": "info", "text": f"phase {phase.name!r}: the {phase.assistant} "
                                             f"kept the code as it was{why}"}, phase.assistant)
         elif not changed:
@@ -263,6 +267,12 @@ class Producer:
         for warning in warnings:
             await self._say(EventKind.LOG, {"level": "warning", "text": warning}, phase.assistant)
         return Product(text, warnings=warnings, concluded=concluded)
+
+
+def _all_shown(examples: Any, prompt: str) -> bool:
+    """Whether the prompt already holds every failing example's message (whitespace aside)."""
+    text = " ".join(prompt.split())
+    return all(" ".join(f.message.split())[:300] in text for f in examples.failures)
 
 
 def _is_requirements(path: str) -> bool:

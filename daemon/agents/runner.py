@@ -233,6 +233,8 @@ class _Run:
                     await self.say(EventKind.LOG, {"level": "warning", "text": self.outcome.warnings[-1]})
                 return
             idle = True  # every phase of the cycle was skipped: the next cycle would be the same
+            if loop.until is Until.TESTS_PASS and first_phase == 0:
+                self.last_review = LastReview(seen=self.bench.snapshot())  # what this cycle's fix starts from
             for position in range(first_phase, len(loop.phases)):
                 phase = loop.phases[position]
                 self.bench.view = view_for(loop, position, cycle, self.bench, self.last_review)
@@ -285,10 +287,10 @@ class _Run:
         return True
 
     async def _cycle_skipped(self, loop: Loop, cycle: int) -> bool:
-        """A review cycle that cheap signals decide (``skip_cycle_when``): the loop ends, and says why."""
-        if self.last_review is None or not loop.skip_cycle_when or self.bench is None:
+        """A cycle that cheap signals decide (``skip_cycle_when``): the loop ends, and says why."""
+        if not loop.skip_cycle_when or self.bench is None or cycle >= loop.max_cycles:
             return False
-        reason = await skip_reason(loop.skip_cycle_when, self.last_review, self.bench, self.tools)
+        reason = await skip_reason(loop, cycle, self.last_review, self.bench, self.tools)
         if reason is None:
             return False
         await self.say(EventKind.LOG, {"level": "info", "text": f"loop {loop.name!r} cycle {cycle + 1} skipped: "

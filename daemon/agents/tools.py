@@ -79,6 +79,8 @@ class Tools:
             if temporary is not None:
                 await asyncio.to_thread(temporary.cleanup)
         self.bench.examples = examples
+        if self.bench.checked_before is None and report is not None and not self.bench.changed_files():
+            self.bench.checked_before = report  # what the checks said of the code as the user gave it
         if not examples_only:
             self.bench.test_report = report
         data = report_to_dict(report)

@@ -69,6 +69,7 @@ class Workbench:
         self.test_report: Any = None   # daemon.workspace.testing.TestReport
         self.lint: list[Any] = []      # LintIssue
         self.examples: Any = None      # the docstring examples' TestReport (daemon.workspace.doctests), if any
+        self.checked_before: Any = None  # the first examples/tests report, run before the team changed anything
         self.unfinished_text = ""
         self.left_out: list[str] = []
         self.view: View | None = None  # set by the runner for each phase of a loop (daemon.agents.scope)

@@ -155,17 +155,50 @@ async def test_a_one_file_fix_is_asked_for_the_whole_file_without_examples_to_co
     assert "+    return a + b" in outcome.change.diff
 
 
-async def test_code_that_changes_nothing_is_sent_back_with_the_examples_that_fail(fake_llm, make_runner, tmp_path):
-    buggy = 'def add(a, b):\n    """The sum.\n\n    >>> add(2, 3)\n    5\n    """\n    return a - b\n'
-    repo = write_tree(tmp_path / "repo", {"calc.py": buggy})
+BUGGY_ADD = 'def add(a, b):\n    """The sum.\n\n    >>> add(2, 3)\n    5\n    """\n    return a - b\n'
+FIXED_ADD = BUGGY_ADD.replace("a - b", "a + b")
+FIX_ONLY_CHAIN = '''name = "fixonly"
+[[steps]]
+tool = "doctests"
+[[steps]]
+phase = "code"
+instructor = "cto"
+assistant = "programmer"
+produces = "code"
+template = """Fix this: {task}
+
+{code}
+
+{edit_format}"""
+'''
+
+
+async def test_code_that_changes_nothing_is_kept_when_its_prompt_showed_the_failing_examples(
+        fake_llm, make_runner, recorder, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": BUGGY_ADD})
     fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
-    fake_llm.enqueue(f"```python calc.py\n{buggy}```", f"```python calc.py\n{buggy.replace('a - b', 'a + b')}```")
+    fake_llm.enqueue(f"```python calc.py\n{BUGGY_ADD}```", f"```python calc.py\n{FIXED_ADD}```")
     outcome = await make_runner().run(JobSpec(chain="change", task="add() subtracts; fix it", workspace=repo,
+                                              files=["calc.py"]))
+    assert outcome.status == "succeeded", outcome.error
+    assert "add(2, 3) returned -1" in fake_llm.prompts_containing("Make the change.")[0].last_user
+    assert not fake_llm.prompts_containing("nothing changed"), "the prompt already said what fails"
+    assert any("its prompt already showed the failing docstring examples" in e.data["text"]
+               for e in recorder.of(EventKind.LOG))
+    assert fake_llm.prompts_containing("Write each missing body anew")  # the rewrite loop took it from there
+    assert "+    return a + b" in outcome.change.diff
+
+
+async def test_code_that_changes_nothing_is_sent_back_with_the_examples_its_prompt_did_not_show(
+        fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": BUGGY_ADD, ".troupe/chains/fixonly.toml": FIX_ONLY_CHAIN})
+    fake_llm.enqueue(f"```python calc.py\n{BUGGY_ADD}```", f"```python calc.py\n{FIXED_ADD}```")
+    outcome = await make_runner().run(JobSpec(chain="fixonly", task="add() subtracts", workspace=repo,
                                               files=["calc.py"]))
     assert outcome.status == "succeeded", outcome.error
     correction = fake_llm.requests[1].last_user
     assert correction.startswith("Your reply leaves calc.py exactly as it was: nothing changed.")
-    assert "The docstring examples were run, and these fail:" in correction
+    assert "The docstring examples were run, and these fail:" in correction and "add(2, 3) returned -1" in correction
     assert "+    return a + b" in outcome.change.diff and outcome.warnings == []
 
 

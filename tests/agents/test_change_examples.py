@@ -51,7 +51,10 @@ async def test_the_change_sees_the_failing_example_and_its_passing_examples_are_
     assert f"The docstring examples were run, and these fail:\n- {FAILING}" in code_prompt
     assert "calc.py:\n```python\ndef double(x):" in code_prompt and "Repository map" not in code_prompt
     assert "List the files" not in code_prompt and "skipped" not in code_prompt  # nothing to plan: no plan
-    assert recorder.phases_finished() == ["plan", "code", "review_comment"]  # the plan concluded as skipped
+    assert recorder.phases_finished() == ["plan", "code"]  # the plan concluded as skipped; no review:
+    [skip] = [e.data["reason"] for e in recorder.of(EventKind.LOG) if e.data.get("skipped") == "review"]
+    assert skip == "the checks that failed before the change pass now (before: 1 failed; now: 3 passed), and ruff " \
+                   "finds nothing in calc.py"
     assert outcome.tests == "passed" and outcome.test_report["passed"] == 3
     assert outcome.change is not None and "+    return a + b" in outcome.change.diff
 
@@ -82,6 +85,21 @@ async def test_the_fix_loop_sees_the_code_and_the_result_says_the_examples_still
     assert "add(1, 2) returned 2, but the docstring expects 3" in fix_prompt
     assert "def double(x):" in fix_prompt  # {code} is the code, not the conclusion of the phase named "code"
     assert outcome.tests == "failed" and outcome.conclusion.startswith("The tests still fail after the change.")
+
+
+async def test_a_test_fix_that_keeps_the_code_ends_the_test_loop_and_says_why(fake_llm, make_runner, recorder,
+                                                                              tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
+    wrong = CALC.replace("return a - b", "return a * b")
+    script(fake_llm, whole(wrong))
+    fake_llm.default_reply = whole(wrong)  # every later attempt sends the code back as it is
+    outcome = await make_runner().run(JobSpec(chain="change", task=TASK, workspace=repo, files=["calc.py"]))
+    assert outcome.status == "succeeded", outcome.error
+    assert len(fake_llm.prompts_containing("After the change the tests fail")) == 1  # max_cycles is 2
+    reasons = [e.data["reason"] for e in recorder.of(EventKind.LOG) if e.data.get("skipped") == "test"]
+    assert reasons == ["the last fix kept the code as it was, so the tests fail as before and the next cycle "
+                       "would ask the same again"]
+    assert outcome.tests == "failed"
 
 
 async def test_a_change_that_changes_nothing_fails_and_says_so(fake_llm, make_runner, recorder, tmp_path):

@@ -145,11 +145,29 @@ async def test_a_chain_can_turn_the_skip_rules_off(fake_llm, make_runner, record
     assert len(fake_llm.prompts_containing(COMMENT_ASK)) == 2 and not skips(recorder)
 
 
-def test_skip_rules_belong_to_review_loops(tmp_path):
+def test_skip_rules_belong_to_their_kind_of_loop(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text(CHAIN % 'skip_cycle_when = ["unchanged", "someday"]')
     with pytest.raises(ChainError, match="someday"):
         load_chain_file(path)
+    test_loop = CHAIN.replace('until = "finished"', 'until = "tests_pass"')
+    path.write_text(test_loop % 'skip_cycle_when = ["unchanged", "addressed"]')
+    with pytest.raises(ChainError, match=r"skip_cycle_when of an until = 'tests_pass' loop takes 'unchanged' "
+                                         r"\(got 'addressed'\)"):
+        load_chain_file(path)
+    path.write_text(test_loop % 'skip_cycle_when = ["unchanged"]')
+    assert load_chain_file(path).steps[1].skip_cycle_when == ("unchanged",)
+    path.write_text(test_loop % "")
+    assert load_chain_file(path).steps[1].skip_cycle_when == ()  # a test loop's cycles all run unless it says
+
+
+async def test_no_first_review_is_asked_for_when_nothing_failed_before(fake_llm, make_runner, recorder, tmp_path):
+    """``checks_pass`` needs evidence of a problem that the change removed: new code whose own
+    check passes is still reviewed."""
+    fake_llm.add_rule(CODING, user="Task:")
+    fake_llm.add_rule("<INFO> Finished", user=COMMENT_ASK)
+    await run(runner_for(make_runner, tmp_path, 'skip_cycle_when = ["checks_pass", "unchanged"]'))
+    assert len(fake_llm.prompts_containing(COMMENT_ASK)) == 1 and not skips(recorder)
 
 
 def test_requirements_see_only_imports_from_outside_the_standard_library_and_the_project():
