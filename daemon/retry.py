@@ -1,9 +1,9 @@
 """Waiting before trying again, written once: exponential backoff and the ``Retry-After`` header.
 
 Every reconnect and retry in Troupe waits through a :class:`Backoff` (the daemon client reaching
-or waiting out the daemon, the language server's link, the LLM gateway), and reads a server's
-``Retry-After`` with :func:`retry_after` (Slack's 429s too: slack_bot.poster's handler for
-slack_sdk reads it here and caps it)::
+or waiting out the daemon, the language server's link, the LLM gateway, a team server's event
+channel on PostgreSQL), and reads a server's ``Retry-After`` with :func:`retry_after` (Slack's 429s
+too: slack_bot.poster's handler for slack_sdk reads it here and caps it)::
 
     RECONNECT = Backoff(first=0.1, cap=2.0)
     await RECONNECT.wait(attempt)           # 0.1, 0.2, 0.4 … 2.0 s

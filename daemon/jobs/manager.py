@@ -33,12 +33,19 @@ from daemon.redact import redact
 from storage.errors import StaleReview
 
 if TYPE_CHECKING:
-    from storage import AsyncStore
+    from collections.abc import Iterable
+
+    from storage import AsyncStore, JobEvent
 
 log = logging.getLogger("troupe.jobs")
 
 MAX_RESUMES = 3  # a job that keeps killing the daemon is failed instead of resumed forever
 KEPT_PROGRESS = 2_000  # jobs whose progress stays in memory (a few hundred bytes each)
+
+
+def times_resumed(events: Iterable[JobEvent]) -> int:
+    """How often a job was resumed: its ``running`` states marked ``resumed`` (:class:`JobStateData`)."""
+    return sum(1 for e in events if isinstance(state := payload(e.kind, e.data), JobStateData) and state.resumed)
 
 
 class JobManager:
@@ -66,8 +73,7 @@ class JobManager:
     async def _recover(self) -> None:
         for job in await self.store.list_jobs(state="running", limit=100_000):
             events = await self.store.events_after(job.id, 0)
-            resumes = sum(1 for e in events if isinstance(state := payload(e.kind, e.data), JobStateData)
-                          and state.resumed)
+            resumes = times_resumed(events)
             where = f"last finished phase: {job.last_phase}" if job.last_phase else "no phase had finished"
             if self.executor.resumable and resumes < MAX_RESUMES:
                 await self.store.set_job_state(job.id, "queued")

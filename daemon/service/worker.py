@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.events import Event, EventKind
 from daemon.jobs.executor import JobExecutor, load_executor
-from daemon.jobs.manager import MAX_RESUMES, JobManager
+from daemon.jobs.manager import MAX_RESUMES, JobManager, times_resumed
 from daemon.payloads import AnswerData, payload
 from daemon.team.checkout import CheckoutError, RepoCache
 from daemon.team.config import TeamConfig, TeamWorkspace
@@ -158,7 +158,7 @@ class TeamWorker:
     async def _resumable(self, job: Job) -> bool:
         """A job left running by a worker that died: resume it here, or fail it with the reason."""
         events = await self.store.events_after(job.id, 0)
-        resumes = sum(1 for e in events if e.kind == EventKind.JOB_STATE and e.data.get("resumed"))
+        resumes = times_resumed(events)
         where = f"last finished phase: {job.last_phase}" if job.last_phase else "no phase had finished"
         if self.executor.resumable and resumes < MAX_RESUMES:
             await self.jobs.record_event(job.id, job.workspace_id, Event(EventKind.LOG, {

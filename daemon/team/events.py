@@ -23,6 +23,7 @@ import psycopg
 from daemon.jobs.hub import EventHub
 from daemon.jobs.progress import advance, fold
 from daemon.messages import StreamEvent
+from daemon.retry import RECONNECT
 
 if TYPE_CHECKING:
     from storage import AsyncStore
@@ -67,9 +68,11 @@ class NotifyingHub(EventHub):
         super().publish(event)
 
     async def _send(self) -> None:
+        failures = 0
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(self._url, autocommit=True) as conn:
+                    failures = 0
                     while True:
                         note = await self._outbox.get()
                         try:
@@ -81,7 +84,8 @@ class NotifyingHub(EventHub):
                             self._outbox.task_done()
             except psycopg.Error as exc:
                 log.warning("cannot notify the other nodes (%s); retrying", exc)
-                await asyncio.sleep(1.0)
+                await RECONNECT.wait(failures)
+                failures += 1
 
 
 class EventRelay:
@@ -106,10 +110,12 @@ class EventRelay:
                 await self._task
 
     async def _listen(self) -> None:
+        failures = 0
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(self._url, autocommit=True) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
+                    failures = 0
                     self._listening.set()
                     async for note in conn.notifies():
                         job_id, _, seq = note.payload.partition(" ")
@@ -117,7 +123,8 @@ class EventRelay:
                             await self._relay(job_id, int(seq))
             except psycopg.Error as exc:
                 log.warning("lost the event channel (%s); listening again", exc)
-                await asyncio.sleep(0.5)
+                await RECONNECT.wait(failures)
+                failures += 1
 
     async def _relay(self, job_id: str, seq: int) -> None:
         after = self._relayed.get(job_id, seq - 1)  # a job first seen here: from this event on

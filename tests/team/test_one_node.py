@@ -1,8 +1,9 @@
-"""People on a team server: ``troupe server add-person`` (tokens, Slack user ids, the bot mark), a
-bot's token acting for the Slack user it serves (X-Troupe-On-Behalf-Of: only from a bot's token,
-only for a Slack user mapped to a person, with that person's access), and the real Slack bot
-(bolt, signed requests, the fake Slack Web API); and ``troupe doctor``'s queue line. All on one
-small cluster (one API node, one worker) shared by the module."""
+"""A team server of one API node and one worker (shared by the module; the two-node cluster with a
+killed worker is test_team_server.py): people and ``troupe server add-person`` (tokens, Slack user
+ids, the bot mark); a bot's token acting for the Slack user it serves (X-Troupe-On-Behalf-Of: only
+from a bot's token, only for a Slack user mapped to a person, with that person's access) and the
+real Slack bot (bolt, signed requests, the fake Slack Web API); ``troupe doctor``'s queue line; the
+node's event channel coming back after PostgreSQL cut it."""
 
 from __future__ import annotations
 
@@ -160,3 +161,31 @@ def test_doctor_says_in_one_line_when_the_queues_postgresql_cannot_be_reached_an
         assert check.detail.startswith("cannot reach PostgreSQL (") and why in check.detail, check.detail
         assert "\n" not in check.detail and "not-the-password-42" not in check.detail
         assert "secret-77" not in check.detail and postgres.password not in check.detail
+
+
+async def test_a_node_whose_event_channel_postgresql_cut_listens_again_and_streams_the_next_job(
+        small_team: TeamCluster, postgres: Any) -> None:
+    database = small_team.store_url.rsplit("/", 1)[1]
+
+    def listeners() -> list[int]:
+        return [pid for (pid,) in postgres.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND query = 'LISTEN troupe_events'", [database])]
+
+    [cut] = listeners()  # the API node's relay
+    postgres.execute("SELECT pg_terminate_backend(%s)", [cut])
+    deadline = time.monotonic() + 30
+    while listeners() in ([], [cut]):
+        assert time.monotonic() < deadline, small_team.logs()
+        await asyncio.sleep(0.05)
+    ada = small_team.client(small_team.urls[0], small_team.tokens["ada"])
+    try:
+        job = await ada.submit(SubmitJob(kind="ask", workspace=SHOP, prompt="after the cut"))
+        events = await asyncio.wait_for(_follow(ada, job.id), 30)
+        assert events[-1].kind == "job_state" and events[-1].data["state"] == "succeeded"
+        assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    finally:
+        await ada.close()
+
+
+async def _follow(client: Any, job_id: str) -> list[Any]:
+    return [event async for event in client.events(job_id)]
