@@ -120,7 +120,7 @@ async def _admin(config: Any, args: argparse.Namespace) -> int:
                 if not changes:
                     print("troupe: say what to change: --slack USER_ID, --bot or --no-bot", file=sys.stderr)
                     return 2
-                done = await store.update_person(args.name, **changes)
+                done = await store.update_person(args.name, **changes) is not None
             else:
                 done = await people.remove(args.name)
         except ValueError as exc:  # e.g. that Slack user is already someone else's

@@ -47,11 +47,12 @@ class PeopleVerbs(Verbs):
         """Add ``name`` with ``token``, or give them ``token`` in place of their old one (which stops
         working). ``slack_user`` and ``bot`` None keep what they had (a new person: no Slack user, not a
         bot). A Slack user is one person's: mapping it to a second one raises ValueError naming the first."""
-        row_values = {"name": values.text(name, "person name"), "slack_user": values.optional_text(
-            slack_user, "Slack user id") or None, "bot": None if bot is None else int(bot), "created": values.now(),
-            "token_sha256": token_hash(values.text(token, "token"))}
+        slack = values.optional_text(slack_user, "Slack user id") or None
+        row_values = {"name": values.text(name, "person name"), "slack_user": slack,
+                      "bot": None if bot is None else int(bot), "created": values.now(),
+                      "token_sha256": token_hash(values.text(token, "token"))}
         with self._conn.write():
-            self._check_slack_user(row_values["slack_user"], name)
+            self._check_slack_user(slack, name)
             row = self._conn.one(
                 "INSERT INTO people (name, token_sha256, slack_user, bot, created) "
                 "VALUES (:name, :token_sha256, :slack_user, coalesce(:bot, 0), :created) "
