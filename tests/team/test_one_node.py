@@ -189,3 +189,17 @@ async def test_a_node_whose_event_channel_postgresql_cut_listens_again_and_strea
 
 async def _follow(client: Any, job_id: str) -> list[Any]:
     return [event async for event in client.events(job_id)]
+
+
+def test_doctor_on_a_postgresql_store_no_team_server_used_says_it_has_no_queue_yet(
+        postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from daemon.doctor import _queue
+
+    monkeypatch.delenv("TROUPE_TEAM_CONFIG", raising=False)
+    monkeypatch.setenv("TROUPE_STORE_URL", postgres_url)
+    check = _queue()
+    assert check is not None and check.ok
+    assert "procrastinate's schema is not in PostgreSQL database" in check.detail, check.detail
+    assert "no team server has used it" in check.detail
+    monkeypatch.setenv("TROUPE_STORE_URL", "/tmp/a-laptop-store.db")
+    assert _queue() is None  # a SQLite store: the laptop daemon has no queue, and doctor says nothing of one
