@@ -256,11 +256,12 @@ class DaemonClient:
         """Whose token this is (a team server only: the laptop daemon answers 404)."""
         return await self._get(PersonInfo, "/me")
 
-    async def register_workspace(self, root: str, *, watch: bool = True,
-                                 settings: WorkspaceSettings | None = None) -> WorkspaceInfo:
-        """Register ``root``; ``settings`` (an editor's overrides) replace the stored ones when given."""
+    async def register_workspace(self, root: str, *, watch: bool = True, settings: WorkspaceSettings | None = None,
+                                 remote: str | None = None) -> WorkspaceInfo:
+        """Register ``root``; ``settings`` (an editor's overrides) replace the stored ones when given. A
+        team server answers the workspace whose remote is ``remote`` (``root`` is a clone of it)."""
         return await self._post(WorkspaceInfo, "/workspaces", RegisterWorkspace(root=root, watch=watch,
-                                                                                settings=settings))
+                                                                                settings=settings, remote=remote))
 
     async def saved(self, root: str, files: list[str]) -> WorkspaceInfo:
         """Files saved where the daemon's watcher does not see saves: the daemon decides what they

@@ -128,11 +128,14 @@ class WorkspaceSettings(Message):
 
 @dataclass
 class RegisterWorkspace(Message):
-    """Register (and watch) a repository; ``settings``, when given, replace its editor overrides."""
+    """Register (and watch) a repository; ``settings``, when given, replace its editor overrides.
+    ``remote`` (the folder's git remote) is how a team server finds the workspace an editor's
+    clone is of (:func:`daemon.api.team.register_workspace`); the laptop daemon ignores it."""
 
     root: str
     watch: bool = True
     settings: WorkspaceSettings | None = None
+    remote: str | None = None
 
     def validate(self) -> None:
         if not self.root.startswith("/"):

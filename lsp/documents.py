@@ -37,6 +37,7 @@ class OpenDocument:
     uri: str
     path: str | None  # real path on disk; None for untitled or non-file documents
     root: str | None = None  # the registered workspace it is in
+    here: str | None = None  # where that workspace is on this machine (a team workspace's clone), if not root
     reviewed: list[str] = field(default_factory=list)  # lines as last saved
     placed: dict[int, Placed] = field(default_factory=dict)
     dropped: dict[int, str | None] = field(default_factory=dict)  # finding id -> job that reported it
@@ -51,7 +52,7 @@ class OpenDocument:
     def relative(self) -> str | None:
         if self.path is None or self.root is None:
             return None
-        return os.path.relpath(self.path, self.root)
+        return os.path.relpath(self.path, self.here or self.root)
 
     def show(self, finding: FindingInfo, current: list[str]) -> None:
         """Add or move a finding reported for this file (or remove it when it is no longer open)."""

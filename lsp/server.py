@@ -33,6 +33,7 @@ from daemon.api.protocol import (
 from daemon.client import DaemonClient, DaemonError
 from daemon.lint import is_lint_rule
 from daemon.payloads import FindingData, JobStateData, UsageData
+from lsp.clone import origin_of
 from lsp.diagnostics import to_diagnostic
 from lsp.documents import OpenDocument, containing_root
 from lsp.edits import ChangeNotApplicable, workspace_edit
@@ -61,6 +62,7 @@ class TroupeServer(LanguageServer):
         self.documents: dict[str, OpenDocument] = {}
         self.folders: dict[str, str | None] = {}  # folder (real path) -> registered root (None: not yet)
         self.watching: dict[str, bool] = {}  # registered root -> the daemon's watcher reviews its saves
+        self.local_roots: dict[str, str] = {}  # a team workspace's root -> the folder here that is a clone of it
         self.settings: dict[str, Any] = {}  # questions, changes, minimumSeverity (lsp.settings)
         self.overrides: WorkspaceSettings | None = None  # the editor's model/reviewOnSave/testOnSave, if it sent them
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
@@ -169,13 +171,28 @@ class TroupeServer(LanguageServer):
         if not Path(folder).is_dir():
             self.log_line(f"workspace folder {folder} does not exist; not registered")
             return
-        info = await self.link.call(lambda c: c.register_workspace(folder, settings=self.overrides))
+        clone = await origin_of(folder)
+        info = await self.link.call(lambda c: c.register_workspace(folder, settings=self.overrides,
+                                                                   remote=clone[1] if clone else None))
         self.folders[folder] = info.root
+        if clone and containing_root(folder, [info.root]) is None:  # a team server's workspace: folder is a clone
+            self.local_roots[info.root] = clone[0]
         self.watching[info.root] = info.watching
         self.log_line(f"registered {info.root} with the daemon ({'watching' if info.watching else 'not watching'})")
 
+    def local(self, root: str) -> str:
+        """Where a registered workspace is on this machine (a team workspace: the editor's clone of it)."""
+        return self.local_roots.get(root, root)
+
+    def root_of(self, path: str | None) -> str | None:
+        """The registered workspace whose folder here holds ``path``."""
+        here = {self.local(root): root for root in self.folders.values() if root}
+        found = containing_root(path, here)
+        return here[found] if found else None
+
     def attach(self, doc: OpenDocument) -> None:
-        doc.root = containing_root(doc.path, [r for r in self.folders.values() if r])
+        doc.root = self.root_of(doc.path)
+        doc.here = self.local(doc.root) if doc.root else None
 
     async def refresh(self, doc: OpenDocument) -> None:
         """Show the store's open findings for a document (on open and after every reconnect)."""
@@ -213,7 +230,7 @@ class TroupeServer(LanguageServer):
         except ProtocolError as exc:
             log.warning("ignoring a finding event the protocol does not accept: %s", exc.message)
             return
-        path = os.path.join(str(event.workspace), finding.file)
+        path = os.path.join(self.local(str(event.workspace)), finding.file)
         for doc in self.documents.values():
             if doc.path == path and not doc.skipped:
                 doc.show(finding, self.current_lines(doc))
@@ -261,7 +278,7 @@ class TroupeServer(LanguageServer):
             if edit_caps else set()
         codec = self.workspace.position_codec
         try:
-            edit = workspace_edit(change.workspace, change.edits, self.current_text,
+            edit = workspace_edit(self.local(change.workspace), change.edits, self.current_text,
                                   document_changes=bool(edit_caps and edit_caps.document_changes),
                                   file_operations={"create", "delete"} <= operations,
                                   units=codec.client_num_units)

@@ -4,8 +4,10 @@ Every request carries ``Authorization: Bearer <token>`` (``troupe server add-per
 one; 401 without a valid one). A request about a workspace — a job, its events, a change, a
 finding, a list of them — is answered only for people the workspace is shared with (the team
 config's ``shared_with``); anyone else gets 403, whether the workspace exists or not. Lists need
-``?workspace=``: nobody reads across workspaces. The laptop daemon's routes that act on the
-server's own machine (registering folders, saves, lint, shutdown, the run viewer) are not served.
+``?workspace=``: nobody reads across workspaces (the event stream without one carries those shared
+with the person). Registering an editor's folder answers the workspace its git remote is cloned
+from. The laptop daemon's routes that act on the server's own machine (watching folders, saves,
+lint, shutdown, the run viewer) are not served.
 
 A bot's token (``add-person slack-bot --bot``) may send ``X-Troupe-On-Behalf-Of: <Slack user id>``:
 the request is then the person that Slack user is mapped to (``add-person ada --slack U0ADA``), with
@@ -21,8 +23,9 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from daemon.api.protocol import ON_BEHALF_OF, PREFIX, PersonInfo, WorkspaceList, error_json
-from daemon.api.routes import BODY_TIMEOUT, answer, routes
+from daemon.api import sse
+from daemon.api.protocol import ON_BEHALF_OF, PREFIX, PersonInfo, RegisterWorkspace, WorkspaceList, error_json
+from daemon.api.routes import BODY_TIMEOUT, all_events, answer, read_body, routes
 from daemon.api.server import BODY_TIMEOUT_S, errors_as_json
 from daemon.api.state import DAEMON, MAX_BODY, DaemonState
 from daemon.team.config import TEAM_ROOT, TeamConfig
@@ -34,7 +37,7 @@ TEAM = web.AppKey("troupe_team_config", TeamConfig)
 SERVED = {("GET", f"{PREFIX}/health"), ("GET", f"{PREFIX}/metrics"), ("POST", f"{PREFIX}/jobs"),
           ("GET", f"{PREFIX}/jobs"), ("GET", f"{PREFIX}/jobs/{{job_id}}"), ("POST", f"{PREFIX}/jobs/{{job_id}}/cancel"),
           ("POST", f"{PREFIX}/jobs/{{job_id}}/answer"), ("GET", f"{PREFIX}/jobs/{{job_id}}/events"),
-          ("GET", f"{PREFIX}/events"), ("GET", f"{PREFIX}/changes/{{change_id}}"),
+          ("GET", f"{PREFIX}/changes/{{change_id}}"),
           ("POST", f"{PREFIX}/changes/{{change_id}}/apply"), ("POST", f"{PREFIX}/changes/{{change_id}}/discard"),
           ("GET", f"{PREFIX}/findings"), ("POST", f"{PREFIX}/findings/{{finding_id}}")}
 
@@ -81,7 +84,7 @@ async def needs_access(request: web.Request, handler: Handler) -> web.StreamResp
     config, who = request.app[TEAM], person(request)
     name = await _workspace_named(request, path)
     if name is None:
-        if path in (f"{PREFIX}/jobs", f"{PREFIX}/events", f"{PREFIX}/findings") and request.method == "GET":
+        if path in (f"{PREFIX}/jobs", f"{PREFIX}/findings") and request.method == "GET":
             return _refuse(400, "bad_request", f"say which workspace: ?workspace={TEAM_ROOT}/<name>")
         return await handler(request)
     workspace = config.workspace(name)
@@ -149,6 +152,41 @@ async def list_workspaces(request: web.Request) -> web.Response:
     return answer(WorkspaceList(shown))
 
 
+async def register_workspace(request: web.Request) -> web.Response:
+    """An editor's folder is a clone: the answer is the team workspace cloned from its ``remote``,
+    among those shared with the person asking (403 when none is: whether it exists is not said).
+    Nothing is registered or watched; the workspaces are the config's."""
+    from daemon.api import views
+
+    d, config, who = request.app[DAEMON], request.app[TEAM], person(request)
+    body = await read_body(request, RegisterWorkspace)
+    if not body.remote:
+        return _refuse(400, "bad_request", "a team server's workspaces are its config's [[workspace]] tables: "
+                       f"name the git remote {body.root} is a clone of (remote)")
+    mine = [ws for ws in config.for_remote(body.remote) if who.name in ws.shared_with]
+    if not mine:
+        return _refuse(403, "forbidden", f"no team workspace shared with {who.name} is cloned from {body.remote!r}; "
+                       "the team config's [[workspace]] remote and shared_with say which")
+    if len(mine) > 1:
+        return _refuse(409, "conflict", f"{body.remote!r} is the remote of {len(mine)} team workspaces "
+                       f"({', '.join(ws.root for ws in mine)}); name one of them instead")
+    ws = await d.store.find_workspace_for(mine[0].root)
+    assert ws is not None, "the server registers every configured workspace at start"
+    return answer(views.workspace_info(ws))
+
+
+async def workspace_events(request: web.Request) -> web.StreamResponse:
+    """``/v1/events``: one workspace's (``?workspace=``, which :func:`needs_access` checked), or without
+    it those of every workspace shared with the person asking (the language server's stream)."""
+    if request.query.get("workspace"):
+        return await all_events(request)
+    d, config, who = request.app[DAEMON], request.app[TEAM], person(request)
+    roots = frozenset(ws.root for ws in config.workspaces.values() if who.name in ws.shared_with)
+    after = d.hub.parse_stream_id(request.headers.get("Last-Event-ID") or request.query.get("after"))
+    sub = d.hub.subscribe(roots=roots, after=after)
+    return await sse.stream_all(request, d.hub, sub, heartbeat=d.options.heartbeat, counter=d.streamed)
+
+
 async def me(request: web.Request) -> web.Response:
     """Whose token this is (the Slack bot asks whether it may act for its users)."""
     who = person(request)
@@ -167,5 +205,7 @@ def make_team_app(state: DaemonState, people: People, config: TeamConfig, *, max
             app.router.add_route(route.method, route.path, route.handler)
     app.router.add_get(f"{PREFIX}/workspaces", list_workspaces)
     app.router.add_get(f"{PREFIX}/me", me)
+    app.router.add_post(f"{PREFIX}/workspaces", register_workspace)
+    app.router.add_get(f"{PREFIX}/events", workspace_events)
     return app
 

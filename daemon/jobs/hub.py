@@ -22,10 +22,13 @@ class Subscription:
     queue: asyncio.Queue[tuple[int, StreamEvent] | None]
     job_id: str | None
     workspace: str | None
+    roots: frozenset[str] | None = None  # several workspaces (a team server's: those shared with a person)
 
     def wants(self, event: StreamEvent) -> bool:
         if self.job_id is not None:
             return event.job_id == self.job_id
+        if self.roots is not None:
+            return event.workspace in self.roots
         return self.workspace is None or event.workspace == self.workspace
 
 
@@ -69,9 +72,9 @@ class EventHub:
                 sub.queue.put_nowait(None)
 
     def subscribe(self, *, job_id: str | None = None, workspace: str | None = None,
-                  after: int | None = None) -> Subscription:
+                  roots: frozenset[str] | None = None, after: int | None = None) -> Subscription:
         """A subscription; with ``after``, the held history newer than it is queued first."""
-        sub = Subscription(asyncio.Queue(self._queue_size), job_id, workspace)
+        sub = Subscription(asyncio.Queue(self._queue_size), job_id, workspace, roots)
         if after is not None:
             for number, event in self._history:
                 if number > after and sub.wants(event):

@@ -79,6 +79,14 @@ class TeamConfig:
     def for_channel(self, channel: str) -> TeamWorkspace | None:
         return next((ws for ws in self.workspaces.values() if ws.channel == channel), None)
 
+    def for_remote(self, remote: str) -> list[TeamWorkspace]:
+        """The workspaces cloned from ``remote`` (an editor's clone names its origin); a trailing
+        ``/`` or ``.git`` does not matter."""
+        def bare(url: str) -> str:
+            return url.strip().rstrip("/").removesuffix(".git").rstrip("/")
+
+        return [ws for ws in self.workspaces.values() if bare(ws.remote) == bare(remote)]
+
 
 def _get(data: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str, default: Any) -> Any:
     value = data.get(key, default)

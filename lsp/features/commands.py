@@ -13,7 +13,6 @@ from lsprotocol import types
 from daemon.api.protocol import JobKind, SubmitJob
 from daemon.client import DaemonError
 from lsp.arguments import AnswerArgs, AskArgs, ChangeArgs, FileArgs, FindingArgs, JobArgs, ViewerArgs
-from lsp.documents import containing_root
 from lsp.rpc import command_argument, daemon_failed, invalid_params, request_failed
 from lsp.server import TroupeServer, real_path
 
@@ -24,13 +23,13 @@ def _file(ls: TroupeServer, file: str | None, command: str) -> tuple[str, str | 
     path = real_path(file) if file and file.startswith("file:") else file
     if file is not None and (path is None or not path.startswith("/")):
         raise invalid_params(f"{command}: file must be a file:// URI or an absolute path, got {file!r}")
-    root = containing_root(path, roots) if path else (roots[0] if len(roots) == 1 else None)
+    root = ls.root_of(path) if path else (roots[0] if len(roots) == 1 else None)
     if root is None and file:
         raise request_failed(f"Troupe: {file} is not inside a workspace folder registered with the daemon")
     if root is None:
         raise request_failed(f"Troupe: {command} needs a file to say which workspace; "
                              f"{len(roots)} folders are registered with the daemon")
-    return root, (None if path is None else path[len(root):].lstrip("/"))
+    return root, (None if path is None else path[len(ls.local(root)):].lstrip("/"))
 
 
 async def _daemon(ls: TroupeServer, call: Any) -> Any:

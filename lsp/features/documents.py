@@ -70,8 +70,8 @@ def register(server: TroupeServer) -> None:
         doc.saved(ls.current_lines(doc), text_hash(text))
         ls.lint_soon(doc)
         root, relative = doc.root, doc.relative
-        if root is None or relative is None or ls.watching.get(root, True):
-            return  # the daemon's watcher saw this save
+        if root is None or relative is None or ls.watching.get(root, True) or root in ls.local_roots:
+            return  # the daemon's watcher saw this save (a team server never reads this machine's files)
         try:  # the daemon decides what it starts (reviewOnSave, testOnSave), as for a watched save
             await ls.link.call(lambda c: c.saved(root, [relative]))
         except DaemonError as exc:

@@ -5,17 +5,29 @@ checkpointed), ``hold`` (seconds to wait after the first phase's checkpoint, say
 event, unless the job is resumed: a test kills the process meanwhile), ``ask`` (a question for the
 human), ``fail`` (an error message), and for a ``change`` job ``path``/``after`` (the proposed new
 text of one file), ``tests_fail`` (the summary of a failed test run of it). A review job reports one
-finding per file. ``TROUPE_TEST_RESUMABLE=1`` makes the executor resumable.
+finding per file. ``TROUPE_TEST_RESUMABLE=1`` makes the executor resumable. A job submitted through an
+adapter (the CLI, the language server, Slack), which sends no such options, says them in its prompt:
+``scripted(phases=3,hold=120)`` anywhere in it (numbers; the job's options win).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 from typing import Any
 
 from daemon.events import Event, EventKind
 from daemon.jobs.executor import AskHuman, ChangeDraft, JobResult, RunningJob
+
+IN_PROMPT = re.compile(r"scripted\(([^)]*)\)")
+
+
+def prompt_options(prompt: str) -> dict[str, float]:
+    """The options a prompt carries as ``scripted(name=number,...)``."""
+    found = IN_PROMPT.search(prompt)
+    pairs = [item.split("=", 1) for item in found.group(1).split(",") if "=" in item] if found else []
+    return {name.strip(): float(value) for name, value in pairs}
 
 
 class ScriptedExecutor:
@@ -25,7 +37,7 @@ class ScriptedExecutor:
         self.resumable = os.environ.get("TROUPE_TEST_RESUMABLE") == "1"
 
     async def run(self, job: RunningJob, emit: Any, ask_human: AskHuman) -> JobResult:
-        opts = job.options
+        opts = {**prompt_options(job.prompt), **job.options}
         done = int((job.checkpoint or {}).get("done", 0)) if job.resumed else 0
         for index in range(done, int(opts.get("phases", 1))):
             phase = f"phase{index + 1}"

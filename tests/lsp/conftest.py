@@ -212,9 +212,10 @@ def lsp_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 async def start_editor(home: Path, folders: list[Path], *, capabilities: str = "visual-studio-code",
-                       options: dict[str, Any] | None = None) -> Editor:
+                       options: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Editor:
+    """``env``: more of the server's environment (a team server's TROUPE_SERVER_URL and TROUPE_TOKEN)."""
     editor = make_editor()
-    await editor.client.start_io(*SERVER_COMMAND, env=lsp_env(home), cwd=str(REPO))
+    await editor.client.start_io(*SERVER_COMMAND, env=lsp_env(home, **(env or {})), cwd=str(REPO))
     await editor.client.initialize_session(types.InitializeParams(
         capabilities=pytest_lsp.client_capabilities(capabilities),
         workspace_folders=[types.WorkspaceFolder(uri=uri_of(f), name=f.name) for f in folders],

@@ -151,12 +151,15 @@ class TeamCluster:
 
 @pytest.fixture(scope="module")
 def team(postgres: Any, postgres_template: str) -> Iterator[TeamCluster]:
-    """Two API nodes and three workers on a fresh database; ada sees workspace shop, eve only vault."""
+    """Two API nodes and three workers on a fresh database; ada (Slack user UANN) sees workspace shop,
+    eve only vault; slack-bot is a bot's token."""
     url = postgres.create_database(template=postgres_template)
     folder = Path(tempfile.mkdtemp(prefix="trt-", dir="/tmp"))
     cluster = TeamCluster(folder, url, executor=SCRIPTED)
     try:
-        cluster.add_people("ada", "eve")
+        cluster.add_person("ada", slack_user="UANN")  # tests/slack's ANN: the Slack bot acts for her
+        cluster.add_people("eve")
+        cluster.add_person("slack-bot", bot=True)
         for index in range(3):
             cluster.start_worker(f"w{index}")
         cluster.start_servers(2)
