@@ -7,6 +7,8 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
 
     [[steps]]
     tool = "context"            # or tests, doctests (the files' docstring examples), static_check
+    window_share = 0.8          # context only: the share of the model's window it may fill (default 0.5)
+    whole = true                # context only: a repository that fits is shown whole, in path order
 
     [[steps]]
     phase = "answer"
@@ -91,7 +93,7 @@ _PHASE_KEYS = {"phase", "instructor", "assistant", "template", "produces", "max_
                "max_questions", "ask_human", "file", "max_retries", "max_tokens", "new_files",
                "resend_unchanged", "skip_if_empty", "skip_if_findings"}
 _LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases", "without_tests", "skip_cycle_when"}
-_TOOL_KEYS = {"tool"}
+_TOOL_KEYS = {"tool", "window_share", "whole"}
 _ROLE_KEYS = {"prompt", "model", "tools"}
 _CHAIN_KEYS = {"name", "description", "steps", "roles", "start", *SCALE_KEYS}  # scale keys: daemon.teams.config
 
@@ -228,7 +230,13 @@ def _step(f: _File, body: Any, where: list[str | int]) -> Step:
         return _phase(f, body, where)
     if kinds[0] == "tool":
         f.no_unknown_keys(body, _TOOL_KEYS, where, "a tool step")
-        return Tool(ToolName(f.expect(body, "tool", str, where, allowed={t.value for t in ToolName})))
+        tool = ToolName(f.expect(body, "tool", str, where, allowed={t.value for t in ToolName}))
+        if tool is not ToolName.CONTEXT and _TOOL_KEYS & set(body) - {"tool"}:
+            raise f.error(where, "only the context tool takes 'window_share' and 'whole'")
+        share = f.expect(body, "window_share", (float, int), where, None)
+        if share is not None and not 0.1 <= share <= 0.9:
+            raise f.error([*where, "window_share"], f"window_share must be between 0.1 and 0.9, got {share}")
+        return Tool(tool, window_share=share, whole=f.expect(body, "whole", bool, where, False))
     f.no_unknown_keys(body, _LOOP_KEYS, where, "a loop")
     name = f.expect(body, "loop", str, where)
     until = f.expect(body, "until", str, where, allowed={u.value for u in Until})

@@ -135,6 +135,11 @@ class Phase:
 @dataclass(frozen=True)
 class Tool:
     tool: ToolName
+    # the context tool: the share of the model's context window it may fill (None: the runner's
+    # CONTEXT_SHARE), and whether a repository that fits whole is shown whole, in path order (every
+    # file, the same prefix for every question: a prompt cache serves it again) instead of ranked
+    window_share: float | None = None
+    whole: bool = False
 
     @property
     def name(self) -> str:

@@ -93,7 +93,8 @@ class _Run:
             scratch = await self._scratch()
             self.bench = Workbench(self.spec, self.chain, scratch, budget_chars=self.context_tokens * 4)
             test_command = self.spec.test_command or self.runner.settings.test_command
-            self.tools = Tools(self.bench, self.say, test_command=test_command, context_tokens=self.context_tokens)
+            self.tools = Tools(self.bench, self.say, test_command=test_command, context_tokens=self.context_tokens,
+                               window=self.runner.settings.model.context_window)
             self.produce = Producer(self.bench, self.say)
             start = (0, 0, 0)
             if self.spec.resume_from:
@@ -197,7 +198,7 @@ class _Run:
             if index < start[0] or index < driven_until:
                 continue
             if isinstance(step, Tool):
-                await self.tools.run(step.name)
+                await self.tools.run(step)
             elif isinstance(step, Phase):
                 await self._phase(step, None)
                 await self._checkpoint((index + 1, 0, 0), step.name)

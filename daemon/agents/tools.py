@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from daemon.agents.model import Tool, ToolName
 from daemon.agents.workbench import Workbench
 from daemon.events import EventKind
 from daemon.workspace import doctests, repomap, testing
@@ -36,14 +37,17 @@ def report_to_dict(report: Any) -> dict[str, Any] | None:
 
 
 class Tools:
-    def __init__(self, bench: Workbench, say: Any, *, test_command: str | None, context_tokens: int) -> None:
+    def __init__(self, bench: Workbench, say: Any, *, test_command: str | None, context_tokens: int,
+                 window: int) -> None:
         self.bench, self._say = bench, say
-        self.test_command, self.context_tokens = test_command, context_tokens
+        self.test_command, self.context_tokens, self.window = test_command, context_tokens, window
         self._tested: list[tuple[str, str]] | None = None  # the code the last test run saw
 
-    async def run(self, name: str) -> None:
-        await {"tests": self.tests, "doctests": self.doctests, "static_check": self.static_check,
-               "context": self.context}[name]()
+    async def run(self, step: Tool) -> None:
+        if step.tool is ToolName.CONTEXT:
+            await self.context(step)
+            return
+        await {"tests": self.tests, "doctests": self.doctests, "static_check": self.static_check}[step.name]()
 
     async def tests(self) -> Any:
         """Run the tests; the code as at the last run keeps that run's report (a skip rule ran them)."""
@@ -105,13 +109,15 @@ class Tools:
                         "reviewer")
         return self.bench.lint
 
-    async def context(self) -> str:
+    async def context(self, step: Tool | None = None) -> str:
         root = self.bench.root
         if root is None:
             self.bench.context_text = "(no repository)"
             return self.bench.context_text
-        focus = self.bench.focus_files()
-        ctx = await asyncio.to_thread(repomap.build_context, root, self.bench.spec.task, self.context_tokens, focus)
+        step = step or Tool(ToolName.CONTEXT)
+        budget = self.context_tokens if step.window_share is None else int(self.window * step.window_share)
+        ctx = await asyncio.to_thread(repomap.build_context, root, self.bench.spec.task, budget,
+                                      self.bench.focus_files(), whole_if_fits=step.whole)
         self.bench.context_text = ctx.text
         await self._say(EventKind.TOOL_RUN, {"tool": "context", "ok": True, "included": ctx.included,
                                              "left_out": ctx.left_out, "tokens": ctx.tokens,

@@ -144,17 +144,26 @@ class _File:
 
 
 def build_context(
-    root: Path, task: str, token_budget: int, focus: Iterable[str] = (), *, line_numbers: bool = True
+    root: Path, task: str, token_budget: int, focus: Iterable[str] = (), *, line_numbers: bool = True,
+    whole_if_fits: bool = False,
 ) -> Context:
     """A repository map, then the full text of the most relevant files, never more than ``token_budget`` tokens.
 
     ``focus`` files come first; then files ranked by lexical relevance to ``task``. Files
-    that matter but do not fit are named in ``left_out`` and in a note at the end.
+    that matter but do not fit are named in ``left_out`` and in a note at the end. With
+    ``whole_if_fits``, a repository whose every file fits is shown whole in path order: nothing a
+    ranking could miss, and the same text for every task (a provider's prompt cache serves it again).
     """
     root = Path(root)
     files = _load(root)
-    ranked = _rank(files, task, _focus(focus))
     budget = max(0, token_budget)
+    if whole_if_fits:
+        whole = [files[p] for p in sorted(files)]
+        map_text = _render_map(files, whole, budget)
+        text = _assemble(map_text, [_render_file(item, line_numbers) for item in whole], [], files, line_numbers)
+        if estimate_tokens(text) <= budget:
+            return Context(text=text, included=[f.path for f in whole], left_out=[], tokens=estimate_tokens(text))
+    ranked = _rank(files, task, _focus(focus))
     map_text = _render_map(files, ranked, budget * 0.35)
     included: list[str] = []
     left_out: list[str] = []
