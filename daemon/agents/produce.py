@@ -242,7 +242,7 @@ class Producer:
 
     # -- decisions, answers, test reports -------------------------------------------------
     async def conclusion(self, phase: Phase, dialogue: Dialogue, result: DialogueResult) -> Product:
-        """A decision, answer or test report: complete (not cut at the cap); an answer also in words,
+        """A decision, answer or test report: complete (not cut at the cap); an answer more than citations,
         citing lines that exist. Asked again with the reason; what still fails is kept with a warning."""
         reply, text, concluded = result.last_reply, result.conclusion, None
         problems: list[str] = []

@@ -19,7 +19,7 @@ _REQUIREMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[\w,\s-]+\])?\s*([<>=!
                           r"(;.*)?$")
 _ACKNOWLEDGEMENT = re.compile(r"^\W*(understood|sure|ok(ay)?|certainly|i agree|agreed|got it|noted|great|"
                               r"thank you|thanks|yes)\b", re.IGNORECASE)
-_WORD = re.compile(r"[A-Za-z]{2,}")
+_NOT_CONTENT = re.compile(r"[\s`'\".,;:()\[\]-]+")  # what is left of a reply of citations only
 _NOTHING_NEEDED = re.compile(r"\b(no|none|not need|without)\b.{0,40}\b(package|dependenc|requirement|librar)"
                              r"|standard library", re.IGNORECASE)
 
@@ -97,12 +97,13 @@ def citation_problems(answer: str, read: Callable[[str], str | None]) -> list[st
 
 
 def answer_problem(answer: str) -> str | None:
-    """Why ``answer`` does not answer in words (a bare citation, a lone code span)."""
-    words = _WORD.findall(re.sub(r"`[^`]*`", " ", CITATION.sub(" ", answer)))
-    if len(words) < 3:
-        return (f"Your reply ({answer.strip()[:80]!r}) does not answer the question in words. Answer it in a "
-                "full sentence, then name the file and lines it comes from.")
-    return None
+    """Why ``answer`` is no answer: nothing but citations (``calc.py:13``, the shape of an example a
+    small model copied). A short value is an answer ("0.2", "EUR", a path): questions ask for them,
+    and sending one back made the bundled model talk its right value into a wrong one."""
+    if _NOT_CONTENT.sub("", CITATION.sub("", answer)):
+        return None
+    return (f"Your reply ({answer.strip()[:80]!r}) only cites a place and does not answer the question. "
+            "Answer it, then name the file and lines it comes from.")
 
 
 def python_problem(path: str, text: str, before: str | None) -> str | None:

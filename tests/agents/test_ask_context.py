@@ -50,6 +50,14 @@ async def test_two_questions_about_one_repository_share_the_prompt_up_to_the_que
     assert [r.body["max_tokens"] for r in fake_llm.requests] == [256, 256]
 
 
+async def test_a_short_value_is_an_answer_and_is_not_sent_back(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", REPO)
+    fake_llm.enqueue("0.2")
+    outcome = await make_runner().run(JobSpec(chain="ask", task="What is the value of TAX? Answer with the value.",
+                                              workspace=repo))
+    assert (outcome.status, outcome.conclusion, len(fake_llm.requests)) == ("succeeded", "0.2", 1)
+
+
 def test_only_the_context_tool_takes_a_window_share_and_it_is_bounded(tmp_path):
     chains = load_chains(None)
     [context] = [s for s in chains.get("ask").steps if isinstance(s, Tool)]

@@ -98,7 +98,7 @@ async def test_an_answer_that_is_only_a_copied_citation_is_sent_back(fake_llm, m
     assert outcome.status == "succeeded" and outcome.warnings == []
     assert outcome.conclusion.startswith("add returns a + b")
     correction = fake_llm.requests[1].last_user
-    assert "does not answer the question in words" in correction and "calc.py has 2 lines" in correction
+    assert "only cites a place and does not answer the question" in correction and "calc.py has 2 lines" in correction
     assert "for example" not in fake_llm.requests[0].last_user  # no example answer to copy
 
 

@@ -95,7 +95,7 @@ async def test_a_corrected_answer_replaces_the_wrong_one(fake_llm, make_runner, 
     outcome = await make_runner().run(JobSpec(chain="ask", task="what does greet return?", workspace=repo))
     assert outcome.status == "succeeded" and outcome.warnings == []
     assert outcome.conclusion == "greet() returns the greeting 'Hello, <name>' (pkg_a/greet.py:2)."
-    assert "does not answer the question in words" in fake_llm.requests[1].last_user
+    assert "only cites a place and does not answer the question" in fake_llm.requests[1].last_user
 
 
 async def test_a_reply_that_echoes_the_users_question_is_not_a_question_to_anyone(fake_llm, make_runner, recorder,
