@@ -158,9 +158,9 @@ def build_context(
     files = _load(root)
     budget = max(0, token_budget)
     if whole_if_fits:
-        whole = [files[p] for p in sorted(files)]
-        map_text = _render_map(files, whole, budget)
-        text = _assemble(map_text, [_render_file(item, line_numbers) for item in whole], [], files, line_numbers)
+        whole = [files[p] for p in sorted(files)]  # every file in full: no map (it would say it again)
+        text = f"The repository's {len(whole)} files, in full{_numbers_note(line_numbers)}:\n" + "".join(
+            _render_file(item, line_numbers) for item in whole)
         if estimate_tokens(text) <= budget:
             return Context(text=text, included=[f.path for f in whole], left_out=[], tokens=estimate_tokens(text))
     ranked = _rank(files, task, _focus(focus))
@@ -267,6 +267,10 @@ def _render_map(files: dict[str, _File], ranked: list[_File], budget: float) -> 
     return "\n".join([head, *body, *tail]) + "\n"
 
 
+def _numbers_note(numbered: bool) -> str:
+    return " (each line starts with its number and '| ', which are not part of the file)" if numbered else ""
+
+
 def _symbol_line(symbol: Symbol) -> str:
     word = "class" if symbol.kind == "class" else "def"
     lines = f"L{symbol.line}" if symbol.end_line == symbol.line else f"L{symbol.line}-{symbol.end_line}"
@@ -286,8 +290,7 @@ def _render_file(item: _File, line_numbers: bool) -> str:
 def _assemble(map_text: str, sections: list[str], left_out: list[str], files: dict[str, _File], numbered: bool) -> str:
     parts = [map_text]
     if sections:
-        note = " (each line starts with its number and '| ', which are not part of the file)" if numbered else ""
-        parts.append(f"\nFiles shown in full{note}:\n")
+        parts.append(f"\nFiles shown in full{_numbers_note(numbered)}:\n")
         parts.extend(sections)
     if left_out:
         names = ", ".join(f"{p} (~{estimate_tokens(files[p].text)} tokens)" for p in left_out[:20])
