@@ -109,12 +109,11 @@ class Tools:
                         "reviewer")
         return self.bench.lint
 
-    async def context(self, step: Tool | None = None) -> str:
+    async def context(self, step: Tool) -> str:
         root = self.bench.root
         if root is None:
             self.bench.context_text = "(no repository)"
             return self.bench.context_text
-        step = step or Tool(ToolName.CONTEXT)
         budget = self.context_tokens if step.window_share is None else int(self.window * step.window_share)
         ctx = await asyncio.to_thread(repomap.build_context, root, self.bench.spec.task, budget,
                                       self.bench.focus_files(), whole_if_fits=step.whole)
