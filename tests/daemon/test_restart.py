@@ -16,9 +16,10 @@ def slow(repo: Path, **options: Any) -> SubmitJob:
                      options={"phases": 3, "sleep": 0.4, **options})
 
 
-async def wait_event(client: Any, job_id: str, kind: str) -> None:
+async def wait_event(client: Any, job_id: str, kind: str, text: str = "") -> None:
     for _ in range(400):
-        if any(e.kind == kind for e in (await client.event_list(job_id)).events):
+        if any(e.kind == kind and str(e.data.get("text", "")).startswith(text)
+               for e in (await client.event_list(job_id)).events):
             return
         await asyncio.sleep(0.025)
     raise AssertionError(f"job {job_id} never emitted {kind}")
@@ -54,8 +55,9 @@ async def test_kill_9_mid_job_then_restart_fails_it_with_the_reason(make_daemon:
 async def test_kill_9_mid_job_then_restart_resumes_it_after_its_last_phase(make_daemon: Any, repo: Path) -> None:
     daemon = make_daemon().start(TROUPE_TEST_RESUMABLE="1")
     async with daemon.client() as client:
-        job = await client.submit(slow(repo))
-        await wait_event(client, job.id, "phase_finished")
+        job = await client.submit(slow(repo, hold=60))
+        # after phase1's checkpoint is stored (its phase_finished event comes just before the write)
+        await wait_event(client, job.id, "log", "holding")
     daemon.kill9()
 
     daemon.start()
