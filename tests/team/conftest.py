@@ -7,6 +7,7 @@ imports litellm; bench/team_server.py runs the agent engine against the fake mod
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -149,22 +150,33 @@ class TeamCluster:
                 proc.wait(5)
 
 
-@pytest.fixture(scope="module")
-def team(postgres: Any, postgres_template: str) -> Iterator[TeamCluster]:
-    """Two API nodes and three workers on a fresh database; ada (Slack user UANN) sees workspace shop,
-    eve only vault; slack-bot is a bot's token."""
-    url = postgres.create_database(template=postgres_template)
+@contextlib.contextmanager
+def running_cluster(postgres: Any, template: str, people: dict[str, dict[str, Any]], *, workers: int,
+                    servers: int) -> Iterator[TeamCluster]:
+    """A cluster on a fresh database with ``people`` (name -> add_person's keywords), ``workers``
+    worker processes and ``servers`` API nodes; everything stopped and removed afterwards."""
+    url = postgres.create_database(template=template)
     folder = Path(tempfile.mkdtemp(prefix="trt-", dir="/tmp"))
     cluster = TeamCluster(folder, url, executor=SCRIPTED)
     try:
-        cluster.add_person("ada", slack_user="UANN")  # tests/slack's ANN: the Slack bot acts for her
-        cluster.add_people("eve")
-        cluster.add_person("slack-bot", bot=True)
-        for index in range(3):
+        for name, keywords in people.items():
+            cluster.add_person(name, **keywords)
+        for index in range(workers):
             cluster.start_worker(f"w{index}")
-        cluster.start_servers(2)
+        cluster.start_servers(servers)
         yield cluster
     finally:
         cluster.stop()
         shutil.rmtree(folder, ignore_errors=True)
         postgres.drop_database(url)
+
+
+@pytest.fixture(scope="module")
+def team(postgres: Any, postgres_template: str) -> Iterator[TeamCluster]:
+    """Two API nodes and three workers on a fresh database; ada (Slack user UANN) sees workspace shop,
+    eve only vault; slack-bot is a bot's token."""
+    people: dict[str, dict[str, Any]] = {
+        "ada": {"slack_user": "UANN"},  # tests/slack's ANN: the Slack bot acts for her
+        "eve": {}, "slack-bot": {"bot": True}}
+    with running_cluster(postgres, postgres_template, people, workers=3, servers=2) as cluster:
+        yield cluster

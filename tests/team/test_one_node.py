@@ -8,10 +8,8 @@ node's event channel coming back after PostgreSQL cut it."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -26,7 +24,7 @@ from slack_bot.app import EVENTS_PATH, build_app, start_http, web_client
 from slack_bot.bot import TroupeBot
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import BOT_TOKEN, Harness, slack_config
-from tests.team.conftest import REPO, SCRIPTED, TeamCluster
+from tests.team.conftest import REPO, TeamCluster, running_cluster
 
 SHOP, CHANNEL = "/team/shop", "CSHOP"  # the cluster's config maps channel CSHOP to shop, shared with ada
 ADA, EVE, NOBODY = "UADA", "UEVE", "UNOBODY"
@@ -35,20 +33,10 @@ ADA, EVE, NOBODY = "UADA", "UEVE", "UNOBODY"
 @pytest.fixture(scope="module")
 def small_team(postgres: Any, postgres_template: str) -> Iterator[TeamCluster]:
     """One API node and one worker; ada (Slack UADA) sees shop, eve (UEVE) only vault, slack-bot is a bot."""
-    url = postgres.create_database(template=postgres_template)
-    folder = Path(tempfile.mkdtemp(prefix="trp-", dir="/tmp"))
-    cluster = TeamCluster(folder, url, executor=SCRIPTED)
-    try:
-        cluster.add_person("ada", slack_user=ADA)
-        cluster.add_person("eve", slack_user=EVE)
-        cluster.add_person("slack-bot", bot=True)
-        cluster.start_worker("w0")
-        cluster.start_servers(1)
+    people: dict[str, dict[str, Any]] = {"ada": {"slack_user": ADA}, "eve": {"slack_user": EVE},
+                                         "slack-bot": {"bot": True}}
+    with running_cluster(postgres, postgres_template, people, workers=1, servers=1) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
-        shutil.rmtree(folder, ignore_errors=True)
-        postgres.drop_database(url)
 
 
 @pytest.fixture
