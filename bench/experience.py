@@ -112,11 +112,7 @@ def fake_model(body: dict[str, Any]) -> str:
     system, user = messages[0]["content"], messages[-1]["content"]
     if "You write one instruction" in system:
         return "Write count_words that splits on whitespace and returns 0 for empty input, and a main()."
-    if "Decide what form the product takes" in user:
-        return "<INFO> Command-line program"
-    if "Choose the programming language" in user:
-        return "<INFO> Python: wordcount.py with count_words() and main()"
-    if "Write the complete program" in user:
+    if "Reply with every file of the program in full" in user:
         return fenced(solution_in(user) or DRAFT)
     code = code_in(user)
     if "These places are still unfinished" in user:
@@ -128,7 +124,7 @@ def fake_model(body: dict[str, Any]) -> str:
     if "Fix the code as the comment asks" in user:
         return fenced(code.replace('    """\n    return', '    """\n    if not text.strip():\n        return 0\n'
                                                             '    return', 1))
-    if "The tests fail:" in user:
+    if "fails when it runs:" in user or "the program fails:" in user:
         return fenced(code.replace('text.split(" ")', "text.split()"))
     if "Write requirements.txt" in user:
         return "No third-party package is needed."

@@ -5,7 +5,8 @@ Checked before each cycle, in the order the chain file lists them. A review loop
 
 - ``checks_pass`` (before the first review only): the checks that failed before the team changed
   anything (the docstring examples, the tests) pass now, with every other test, and ruff finds
-  nothing in the changed Python files: what showed the problem no longer shows it.
+  nothing in the changed Python files: what showed the problem no longer shows it. For a new
+  program (a chain that starts empty): it runs, or its tests pass, and ruff finds nothing in it.
 - ``unchanged``: the code is as the reviewer last saw it (the fix kept it): the same code would
   get the same comment.
 - ``addressed``: the fix changed what the comment named (any file, when it named none), ruff finds
@@ -75,7 +76,14 @@ async def _checked(changed: list[str], bench: Workbench, tools: Any) -> Any:
 
 async def _checks_pass(bench: Workbench, tools: Any) -> str | None:
     before, changed = bench.checked_before, bench.changed_files()
-    if before is None or before.ok or not changed:
+    if not changed:
+        return None
+    if before is None and bench.chain.start == "empty":  # a new program: it runs (or its tests pass), lint-clean
+        report = await _checked(changed, bench, tools)
+        return None if report is None else (
+            f"the new program's checks pass ({report.summary().splitlines()[0]}) and ruff finds nothing in "
+            f"{', '.join(changed)}")
+    if before is None or before.ok:
         return None  # nothing failed before the change (or nothing was checked): the review is the only check
     report = await _checked(changed, bench, tools)
     if report is None:

@@ -44,6 +44,7 @@ from daemon.events import EventKind
 from daemon.workspace.doctests import example_failures
 from daemon.workspace.edits import (
     EDIT_FORMAT_HELP,
+    NEW_PROGRAM_PATH,
     EditApplyError,
     EditParseError,
     ParsedEdit,
@@ -96,7 +97,7 @@ class Producer:
         if scratch is None:
             raise PhaseFailed(f"phase {phase.name!r} writes code but the job has no workspace copy")
         focus = self.bench.focus_files()
-        default = focus[0] if len(focus) == 1 else None
+        default = focus[0] if len(focus) == 1 else (NEW_PROGRAM_PATH if not self.bench.all_files() else None)
         reply, warnings = result.last_reply, []
         # what is wrong, when the examples show it and the prompt did not already: else a resend says nothing
         # new, and costs the whole reply (greedy on HumanEvalFix, 30 of 30 such resends came back unchanged)

@@ -323,7 +323,8 @@ class _Run:
             return await self._skipped(phase, cycle, f"earlier steps made {len(self.outcome.findings)} finding(s)")
         prompt = self.bench.render(phase.template)
         if self.runner.experience is not None:
-            guide = await self.runner.experience.before_phase(self.spec, self.chain, phase, cycle, prompt)
+            guide = await self.runner.experience.before_phase(self.spec, self.chain, phase, cycle, prompt,
+                                                              files=self.bench.focus_files())
             if guide.skip:
                 return await self._skipped(phase, cycle, guide.skip)
             prompt += guide.note

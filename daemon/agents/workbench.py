@@ -19,7 +19,7 @@ from daemon.agents.model import Chain
 from daemon.agents.placeholders import find_unfinished
 from daemon.agents.scope import View, code_map, diff_since, third_party_imports
 from daemon.workspace.doctests import example_failures, without_bodies
-from daemon.workspace.edits import EDIT_FORMAT_HELP
+from daemon.workspace.edits import EDIT_FORMAT_HELP, NEW_PROGRAM_FORMAT
 from daemon.workspace.files import read_for_prompt
 from daemon.workspace.paths import PathOutsideWorkspace, confine
 from daemon.workspace.repomap import build_context
@@ -146,7 +146,10 @@ class Workbench:
 
     def edit_format(self) -> str:
         """How to write code edits. One short file in focus (a one-file fix): the whole file back, as
-        a bare call would ask (small models follow that, and copy the general format's examples)."""
+        a bare call would ask (small models follow that, and copy the general format's examples). A
+        new program in an empty workspace: every file whole, ``main.py`` the example (the bare build call's words)."""
+        if self.chain.start == "empty" and not self.all_files():
+            return NEW_PROGRAM_FORMAT
         focus = self.focus_files() if self.chain.start == "repository" else []
         text = self.read(focus[0]) if len(focus) == 1 else None
         if text is None or len(text.splitlines()) > ONE_FILE_LINES:

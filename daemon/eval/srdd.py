@@ -55,24 +55,27 @@ from pathlib import Path
 from typing import Any
 
 from daemon.eval.srdd_data import load_sample
-from daemon.eval.srdd_run import chatdev_executability, executability, team_tests, virtual_display
+from daemon.eval.srdd_run import chatdev_executability, executability, team_tests
 from daemon.eval.srdd_score import chatdev_completeness, code_files, consistency, mean, unfinished
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row
 from daemon.messages import ChangeInfo, SubmitJob
 from daemon.workspace.change import ProposedDiff, apply_change
-from daemon.workspace.edits import EditApplyError, EditParseError, apply_edits, parse_edits
+from daemon.workspace.display import virtual_display
+from daemon.workspace.edits import (
+    NEW_PROGRAM_FORMAT,
+    NEW_PROGRAM_PATH,
+    EditApplyError,
+    EditParseError,
+    apply_edits,
+    parse_edits,
+)
 from daemon.workspace.interpreter import project_python
 from daemon.workspace.scratch import PathOutsideWorkspace, Scratch
 
 BARE_MAX_TOKENS = 4096
 """The bare call's completion cap: a whole small program (the team's code phases get 3,072 each)."""
 TASK = "{description}\n\nWrite it in Python; `python main.py` starts the program."
-BARE = """{task}
-
-Reply with every file of the program in full, each in a fenced code block with its path on the opening fence line:
-```python main.py
-<the complete file>
-```"""
+BARE = "{task}\n\n" + NEW_PROGRAM_FORMAT  # the words the team's coding phase gets for an empty workspace
 SCORE_NAMES = ("complete_chatdev", "runs_chatdev", "consistency", "complete", "runs", "tests_pass")
 
 
@@ -115,7 +118,7 @@ def files_of_reply(reply: str) -> tuple[ProposedDiff, str]:
     when the reply holds no usable file."""
     with Scratch.empty() as scratch:
         try:
-            apply_edits(scratch, parse_edits(reply, default_path="main.py"))
+            apply_edits(scratch, parse_edits(reply, default_path=NEW_PROGRAM_PATH))
         except (EditParseError, EditApplyError, PathOutsideWorkspace) as exc:
             return ProposedDiff(diff=""), str(exc).splitlines()[0][:300]
         return scratch.proposed_change(), ""

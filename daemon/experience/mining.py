@@ -148,7 +148,7 @@ async def mine(store: AsyncStore, settings: ExperienceSettings, record: Any, gat
         await store.add_experience("agent", scrub(f"{record.task}\n{clip(phase.prompt, 1500)}"), scrub(phase.reply),
                                    phase=phase.phase, role=phase.role, score=reward_of(index, record),
                                    data={"cycle": phase.cycle, "tokens": phase.tokens, "produces": phase.produces,
-                                         "turns": phase.turns},
+                                         "turns": phase.turns, "files": sorted(phase.changed)},
                                    **common)
         report.agent += 1
 

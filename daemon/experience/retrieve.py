@@ -41,9 +41,23 @@ async def ranked(store: AsyncStore, query: str, *, pools: list[str], workspace_i
     return sorted(scored, key=lambda pair: -pair[1])
 
 
+def of_files(experience: Experience, files: list[str] | None) -> bool:
+    """Whether past code may be shown to a phase working on ``files`` (None: any code, as in a new
+    program): only code of a file the job works on. Code of another file is taken for the answer
+    by a small model: on HumanEvalFix (every task reads alike) the bundled model wrote an earlier
+    task's function in place of its own, and 7 of its 11 misses with experience on were a
+    ``NameError`` for the function the task named."""
+    return files is None or bool(set(experience.data.get("files") or ()) & set(files))
+
+
 async def for_phase(store: AsyncStore, settings: ExperienceSettings, *, chain: str, phase: Phase, role: str, task: str,
-                    prompt: str, workspace_id: int | None, floor: int | None) -> list[Retrieved]:
-    """Shortcut hints (code phases) and few-shot examples from the role's pool, best first."""
+                    prompt: str, workspace_id: int | None, floor: int | None,
+                    files: list[str] | None = None) -> list[Retrieved]:
+    """Shortcut hints (code phases) and few-shot examples from the role's pool, best first.
+
+    ``files``: the files a change to an existing repository works on; past code (the assistant
+    pool's solutions, code phases' examples) is then only that of those files (:func:`of_files`).
+    Instruction hints are shown either way."""
     query = f"{task}\n{clip(prompt, 4000)}"
     found: list[Retrieved] = []
     if phase.produces is Produces.CODE:
@@ -53,7 +67,8 @@ async def for_phase(store: AsyncStore, settings: ExperienceSettings, *, chain: s
             found.append(Retrieved(hint, relevance, f"In a similar earlier task ({clip(hint.task, 200)}), this "
                                                     f"instruction moved similar code forward:\n{hint.value}"))
             query = f"{hint.value}\n{query}"
-        solutions = await ranked(store, query, pools=["assistant"], workspace_id=workspace_id, floor=floor)
+        solutions = [(e, r) for e, r in await ranked(store, query, pools=["assistant"], workspace_id=workspace_id,
+                                                     floor=floor) if of_files(e, files)]
         if solutions and solutions[0][1] >= settings.min_relevance:
             solution, relevance = solutions[0]
             found.append(Retrieved(solution, relevance, f"For a similar instruction in an earlier task "
@@ -64,7 +79,7 @@ async def for_phase(store: AsyncStore, settings: ExperienceSettings, *, chain: s
     # An example can only make a phase converge faster: one that concluded at once before gets none (a
     # few-shot example there is pure cost). Code phases always may: their examples are solutions.
     good = [(e, r) for e, r in examples if r >= settings.min_relevance and e.score >= 0.5
-            and (phase.produces is Produces.CODE or e.data.get("turns", 3) > 2)]
+            and (of_files(e, files) if phase.produces is Produces.CODE else e.data.get("turns", 3) > 2)]
     good.sort(key=lambda pair: -(pair[1] * pair[0].score))
     shown = {r.experience.value.strip() for r in found}
     for example, relevance in good[: settings.top_k]:

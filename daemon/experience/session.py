@@ -155,7 +155,10 @@ class JobExperience:
         return plan
 
     # -- phases --------------------------------------------------------------------------------
-    async def before_phase(self, spec: Any, chain: Chain, phase: Phase, cycle: int | None, prompt: str) -> Guidance:
+    async def before_phase(self, spec: Any, chain: Chain, phase: Phase, cycle: int | None, prompt: str,
+                           files: list[str] | None = None) -> Guidance:
+        """What experience adds to (or whether it skips) ``phase``; ``files``: those the job works on
+        (in a change to an existing repository, past code of other files is not shown)."""
         if not self.active:
             return Guidance()
         if self.settings.workflow and phase.produces is Produces.DOCUMENT:
@@ -178,7 +181,8 @@ class JobExperience:
         if phase.produces is not Produces.FINDINGS:  # another file's findings are no example for this one
             found = await retrieve.for_phase(self.store, self.settings, chain=chain.name, phase=phase,
                                              role=chain.roles[phase.assistant].name, task=spec.task, prompt=prompt,
-                                             workspace_id=self.workspace_id, floor=await self._batch_floor())
+                                             workspace_id=self.workspace_id, floor=await self._batch_floor(),
+                                             files=list(files or ()) if chain.start == "repository" else None)
             block, ids = retrieve.fit(found, budget)
             if block:
                 blocks.append(block)

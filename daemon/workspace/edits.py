@@ -9,6 +9,8 @@ from __future__ import annotations
 from daemon.workspace.patching import apply_edits, closest_lines, elisions
 from daemon.workspace.reply_parser import (
     EDIT_FORMAT_HELP,
+    NEW_PROGRAM_FORMAT,
+    NEW_PROGRAM_PATH,
     EditApplyError,
     EditParseError,
     ParsedEdit,
@@ -17,6 +19,7 @@ from daemon.workspace.reply_parser import (
 )
 
 __all__ = [
-    "EDIT_FORMAT_HELP", "EditApplyError", "EditParseError", "ParsedEdit", "apply_edits", "closest_lines",
+    "EDIT_FORMAT_HELP", "NEW_PROGRAM_FORMAT", "NEW_PROGRAM_PATH",
+    "EditApplyError", "EditParseError", "ParsedEdit", "apply_edits", "closest_lines",
     "elisions", "looks_like_path", "parse_edits",
 ]

@@ -42,6 +42,17 @@ An empty SEARCH section creates a new file. To delete a file, write DELETE: and 
 (Use the real paths of the files shown above; the words in <angle brackets> are to be replaced.)
 """
 
+NEW_PROGRAM_FORMAT = """\
+Reply with every file of the program in full, each in a fenced code block with its path on the opening fence line:
+```python main.py
+<the complete file>
+```"""
+"""How to write a new program into an empty workspace: what the bare build call asks, and what a
+small model follows (the general format's ``src/app.py``-style examples get copied instead of the
+``main.py`` the request named). A single block without a path is then ``main.py``
+(:data:`NEW_PROGRAM_PATH`)."""
+NEW_PROGRAM_PATH = "main.py"
+
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`]*?)\s*$")
 _SR_START = re.compile(r"^\s*<{5,9}\s*SEARCH\b", re.IGNORECASE)
 _SR_DIVIDER = re.compile(r"^\s*={5,9}\s*$")

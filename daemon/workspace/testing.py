@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.sandbox import SandboxResult, run_sandboxed
+from daemon.workspace.display import is_gui, virtual_display
 from daemon.workspace.files import list_repo_files
 from daemon.workspace.interpreter import project_python
 from daemon.workspace.paths import PathOutsideWorkspace, confine
@@ -167,7 +168,16 @@ async def _plain(root: Path, argv: list[str], timeout: float) -> TestReport:
 
 
 async def _entry(root: Path, argv: list[str], seconds: float) -> TestReport:
-    result = await _sandboxed(root, argv, seconds)
+    """The program itself, run briefly; a GUI program (Tk, pygame, Qt...) under a virtual display,
+    or, where none can start, not run (a report that says why and that ``ran`` is False for)."""
+    if not is_gui(root):
+        result = await _sandboxed(root, argv, seconds)
+    else:
+        async with virtual_display() as display:
+            if display.name is None:
+                return TestReport(ok=False, command=[], passed=0, failed=0, errors=0, skipped=0,
+                                  output_tail=f"Nothing to run: a GUI program, and {display.note}.")
+            result = await _sandboxed(root, argv, seconds, display.env())
     stderr, output = result.stderr or "", (result.stdout or "") + (result.stderr or "")
     crashed = "Traceback (most recent call last)" in stderr
     waiting_for_input = crashed and stderr.rstrip().endswith(("EOFError", "EOFError: EOF when reading a line"))

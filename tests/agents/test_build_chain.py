@@ -1,5 +1,6 @@
-"""The build chain end to end against the fake LLM server: a reviewer's comment changes the code,
-real pytest fails, its failure reaches the programmer's next prompt, and the fix makes it pass."""
+"""The build chain end to end against the fake LLM server: the program is written and completed,
+ruff's finding sends it to review, the reviewer's comment changes the code, real pytest fails, its
+failure reaches the programmer's next prompt, and the fix makes it pass."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ def test_count_words():
 '''
 
 COMPLETION = '''```python wordcount.py
+import os
 import sys
 
 
@@ -108,16 +110,12 @@ README = "# wordcount\n\nCounts the words (or, with --lines, the lines) of a fil
 
 
 def script_build(fake_llm) -> None:
-    fake_llm.add_rule("A tool for the terminal fits.\n<INFO> Command-line program",
-                      user="Decide what form the product takes")
-    fake_llm.add_rule("<INFO> Python: wordcount.py (count_words, main) and tests/test_wordcount.py",
-                      user="Choose the programming language")
-    fake_llm.add_rule(CODING, user="Write the complete program")
+    fake_llm.add_rule(CODING, user="Reply with every file of the program in full")
     fake_llm.add_rule(COMPLETION, user="These places are still unfinished")
     fake_llm.add_rule(COMMENT, user="Give the ONE most important problem", times=1)
     fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
     fake_llm.add_rule(MODIFY, user="Fix the code as the comment asks")
-    fake_llm.add_rule(FIX, user="The tests fail:")
+    fake_llm.add_rule(FIX, user="After the review's changes the program fails:")
     fake_llm.add_rule("No third-party package is needed: the standard library is enough.",
                       user="Write requirements.txt")
     fake_llm.add_rule(README, user="Write README.md")
@@ -130,8 +128,9 @@ async def test_build_chain_review_then_failing_test_then_fix(fake_llm, make_runn
 
     assert outcome.status == "succeeded", outcome.error
     assert not outcome.warnings, outcome.warnings
-    assert recorder.phases_finished() == ["demand_analysis", "design", "coding", "complete", "review_comment",
-                                          "review_modify", "review_comment", "test_fix", "environment", "manual"]
+    assert recorder.phases_finished() == ["coding", "complete", "review_comment", "review_modify",
+                                          "review_comment", "test_fix", "environment", "manual"]
+    # the completed program's tests passed at once (no run_fix); ruff's unused import kept the review on
     # the placeholder main() was found and sent to the completion phase
     completion = fake_llm.prompts_containing("These places are still unfinished")[0]
     assert "wordcount.py:8: function main() has no implementation" in completion.last_user
@@ -139,13 +138,14 @@ async def test_build_chain_review_then_failing_test_then_fix(fake_llm, make_runn
     assert COMMENT in fake_llm.prompts_containing("Fix the code as the comment asks")[0].last_user
     # real pytest failed, and its failure text reached the next prompt
     runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "tests"]
-    assert [r["ok"] for r in runs] == [False, True]
-    fix_prompt = fake_llm.prompts_containing("The tests fail:")[0].last_user
+    assert [r["ok"] for r in runs] == [True, False, True]
+    fix_prompt = fake_llm.prompts_containing("After the review's changes the program fails:")[0].last_user
     assert "test_count_lines_without_final_newline" in fix_prompt and "assert 1 == 2" in fix_prompt
     assert outcome.test_report["ok"] and outcome.test_report["passed"] == 2
     assert outcome.conclusion.startswith("Tests PASSED")
-    # conclusions carried over: the design reached the coding prompt
-    assert "wordcount.py (count_words, main)" in fake_llm.prompts_containing("Write the complete program")[0].last_user
+    # the first prompt is the bare call's: the request, then every file in full, main.py the example
+    coding = fake_llm.prompts_containing("Reply with every file of the program in full")[0].last_user
+    assert coding.startswith("a CLI that counts the words in a file\n\n") and "```python main.py" in coding
 
     change = outcome.change
     assert change is not None and change.files == ["README.md", "tests/test_wordcount.py", "wordcount.py"]
@@ -170,10 +170,10 @@ async def test_build_chain_review_then_failing_test_then_fix(fake_llm, make_runn
     environment = next(e.data for e in finished if e.data["phase"] == "environment")
     assert environment["calls"] == 0 and "standard library" in environment["skipped"]
     assert outcome.usage.prompt_tokens == sum(r.prompt_tokens for r in fake_llm.requests)
-    assert outcome.usage.calls == len(fake_llm.requests) == 9
+    assert outcome.usage.calls == len(fake_llm.requests) == 7
     assert sum(e.data["tokens"] for e in finished) == outcome.usage.tokens
     # every turn is a MESSAGE event with its phase and role
     messages = recorder.of(EventKind.MESSAGE)
     assert {(m.phase, m.role) for m in messages} >= {("coding", "cto"), ("coding", "programmer"),
                                                      ("review_comment", "reviewer"), ("test_fix", "tester")}
-    assert outcome.checkpoint and outcome.checkpoint["next"] == [8, 0, 0]
+    assert outcome.checkpoint and outcome.checkpoint["next"] == [7, 0, 0]

@@ -11,6 +11,7 @@ from tests.agents.conftest import write_tree
 from tests.agents.test_change_chain import CODE, REPO, TASK
 
 PROGRAMMER = "You are a careful programmer"
+GUIDE = "You know this repository well"  # the ask chain's answering role
 CTO = "You are the CTO"
 
 
@@ -42,11 +43,11 @@ async def test_a_question_answered_by_the_instructor(fake_llm, make_runner, reco
 async def test_a_question_only_the_human_can_answer_pauses_the_job_until_the_answer(fake_llm, make_runner,
                                                                                    recorder, tmp_path):
     repo = write_tree(tmp_path / "repo", REPO)
-    fake_llm.add_rule("QUESTION: Does the user mean greet() or shout()?", system=PROGRAMMER,
+    fake_llm.add_rule("QUESTION: Does the user mean greet() or shout()?", system=GUIDE,
                       user="Question: what does the greeting", times=1)
     fake_llm.add_rule("ASK_HUMAN: Which function do you mean, greet() or shout()?", system="asks you a question")
     fake_llm.add_rule("shout() upper-cases greet()'s result: see pkg_b/shout.py:5 and pkg_a/greet.py:2.",
-                      system=PROGRAMMER, user="The user answers: shout")
+                      system=GUIDE, user="The user answers: shout")
 
     waiting = asyncio.Event()
     answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -79,7 +80,7 @@ async def test_a_question_only_the_human_can_answer_pauses_the_job_until_the_ans
 
 async def test_an_answer_citing_lines_that_do_not_exist_is_sent_back_then_flagged(fake_llm, make_runner, tmp_path):
     repo = write_tree(tmp_path / "repo", REPO)
-    fake_llm.add_rule("greet is defined in pkg_a/greet.py:40 and used in pkg_c/nothing.py:1.", system=PROGRAMMER)
+    fake_llm.add_rule("greet is defined in pkg_a/greet.py:40 and used in pkg_c/nothing.py:1.", system=GUIDE)
     outcome = await make_runner().run(JobSpec(chain="ask", task="where is greet?", workspace=repo))
     assert outcome.status == "succeeded"
     correction = fake_llm.requests[1].last_user
@@ -103,7 +104,7 @@ async def test_a_reply_that_echoes_the_users_question_is_not_a_question_to_anyon
     # the bundled model began its answer by copying the prompt's "Question: ..." line; the job then
     # waited for a human to answer the user's own question
     repo = write_tree(tmp_path / "repo", REPO)
-    fake_llm.add_rule("Question: where is greet defined?\n\ngreet is defined in pkg_a/greet.py:1.", system=PROGRAMMER)
+    fake_llm.add_rule("Question: where is greet defined?\n\ngreet is defined in pkg_a/greet.py:1.", system=GUIDE)
     asked: list[str] = []
 
     async def ask_human(question: str) -> str:

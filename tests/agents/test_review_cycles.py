@@ -161,12 +161,41 @@ def test_skip_rules_belong_to_their_kind_of_loop(tmp_path):
     assert load_chain_file(path).steps[1].skip_cycle_when == ()  # a test loop's cycles all run unless it says
 
 
-async def test_no_first_review_is_asked_for_when_nothing_failed_before(fake_llm, make_runner, recorder, tmp_path):
-    """``checks_pass`` needs evidence of a problem that the change removed: new code whose own
-    check passes is still reviewed."""
+async def test_a_new_program_whose_checks_pass_gets_no_first_review_and_the_transcript_says_why(
+        fake_llm, make_runner, recorder, tmp_path):
+    """``checks_pass`` on a new program (a chain that starts empty): it runs its check clean and
+    ruff finds nothing, so the reviewer is not asked; with an unused import it is."""
     fake_llm.add_rule(CODING, user="Task:")
     fake_llm.add_rule("<INFO> Finished", user=COMMENT_ASK)
     await run(runner_for(make_runner, tmp_path, 'skip_cycle_when = ["checks_pass", "unchanged"]'))
+    assert not fake_llm.prompts_containing(COMMENT_ASK)
+    (reason,) = skips(recorder)
+    assert reason.startswith("the new program's checks pass (") and "ruff finds nothing in app.py, check.py, util.py" \
+        in reason
+
+    fake_llm.reset()
+    fake_llm.add_rule(CODING.replace("import util\n", "import os\nimport util\n", 1), user="Task:")
+    fake_llm.add_rule("<INFO> Finished", user=COMMENT_ASK)
+    await run(runner_for(make_runner, tmp_path, 'skip_cycle_when = ["checks_pass", "unchanged"]'))
+    assert len(fake_llm.prompts_containing(COMMENT_ASK)) == 1
+
+
+async def test_no_first_review_is_skipped_in_a_repository_when_nothing_failed_before(fake_llm, make_runner,
+                                                                                     recorder, tmp_path):
+    """``checks_pass`` in an existing repository needs evidence of a problem that the change
+    removed: a change whose check passes, where nothing failed before, is still reviewed."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("# doubling\n")
+    path = tmp_path / "cycles.toml"
+    path.write_text((CHAIN % 'skip_cycle_when = ["checks_pass", "unchanged"]').replace('start = "empty"',
+                                                                                       'start = "repository"'))
+    chain = load_chain_file(path)
+    fake_llm.add_rule(CODING, user="Task:")
+    fake_llm.add_rule("<INFO> Finished", user=COMMENT_ASK)
+    outcome = await make_runner(chains=ChainSet({chain.name: chain}, chain.roles)).run(
+        JobSpec(chain="cycles", task="double a number", test_command="python check.py", workspace=repo))
+    assert outcome.status == "succeeded", outcome.error
     assert len(fake_llm.prompts_containing(COMMENT_ASK)) == 1 and not skips(recorder)
 
 

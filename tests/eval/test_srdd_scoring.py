@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from daemon.eval.srdd import score_project
-from daemon.eval.srdd_run import Display, executability
+from daemon.eval.srdd_run import executability
 from daemon.eval.srdd_score import chatdev_completeness, chatdev_strip_comments, consistency
+from daemon.workspace.display import Display
 from daemon.workspace.interpreter import project_python
 
 COUNTER = "A command-line word counter: it reads a text file and prints how many words and lines it has."

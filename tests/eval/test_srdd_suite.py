@@ -175,7 +175,10 @@ async def test_the_build_suite_end_to_end_at_two_items_scores_both_rows_the_same
     assert not words_bare.solved and words_bare.scores["runs_chatdev"] == 0 and words_bare.scores["runs"] == 0
     assert words_bare.scores["complete"] == 1 and "AttributeError" in words_bare.detail["runs"]
     # one plain call with the same requirement for the bare row; the team ran its chain
-    bare_prompts = llm.prompts_containing("Reply with every file of the program")
+    # (the team's coding phase is asked in the same words, under its programmer role)
+    asked = llm.prompts_containing("Reply with every file of the program")
+    bare_prompts = [p for p in asked if p.body["messages"][0]["role"] == "user"]
+    assert len(asked) == 4 and {p.last_user for p in asked} == {p.last_user for p in bare_prompts}
     assert len(bare_prompts) == 2 and all("`python main.py` starts the program" in p.last_user for p in bare_prompts)
     assert dice_bare.calls == 1 and dice_bare.prompt_tokens > 0 and dice_bare.completion_tokens > 0
     assert dice_team.calls > dice_bare.calls and dice_team.prompt_tokens > dice_bare.prompt_tokens
