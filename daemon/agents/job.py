@@ -6,7 +6,7 @@ Checkpoint format (a JSON-serialisable dict, version 1)::
     {"version": 1, "chain": "build", "job_id": "...",
      "next": [step_index, cycle, phase_index_in_loop],   # where to resume
      "last_phase": "review_modify",
-     "conclusions": {"demand_analysis": "CLI", ...},
+     "conclusions": {"review_comment": "...", ...},
      "files": {"app.py": "<text>", "old.py": null},     # the team's edits so far (null: deleted)
      "states": [{"index": 0, "hash": "...", "files": [], "instruction": "..."}, ...],
      "test_report": {...} | null, "lint": [...], "findings": [...],
