@@ -58,3 +58,13 @@ def test_tokens_per_solved_item_are_a_rows_tokens_over_its_solved_items_and_a_da
     assert "tok/solved" in head and " 180 " in team and " — " in bare
     assert report.to_json()["summary"]["team"]["tokens_per_solved"] == 180
     assert report.to_json()["summary"]["bare"]["tokens_per_solved"] is None
+
+
+def test_a_row_reports_its_slowest_item_beside_the_mean() -> None:
+    results = [ItemResult("s", "a", "team", True, seconds=10.0), ItemResult("s", "b", "team", True, seconds=50.0)]
+    report = EvalReport("s", "m", "abc", ["a", "b"], ["team"], (), results)
+    head, team = report.table().splitlines()[1:]
+    assert head.split()[-5:] == ["s/item", "max", "s", "failed", "capped"]
+    assert team.split()[-4:] == ["30.0", "50.0", "0", "0"]
+    assert (report.to_json()["summary"]["team"]["seconds"], report.to_json()["summary"]["team"]["max_seconds"]) \
+        == (30.0, 50.0)
