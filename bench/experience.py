@@ -124,7 +124,7 @@ def fake_model(body: dict[str, Any]) -> str:
     if "Fix the code as the comment asks" in user:
         return fenced(code.replace('    """\n    return', '    """\n    if not text.strip():\n        return 0\n'
                                                             '    return', 1))
-    if "fails when it runs:" in user or "the program fails:" in user:
+    if "The program fails when it runs:" in user:
         return fenced(code.replace('text.split(" ")', "text.split()"))
     if "Write requirements.txt" in user:
         return "No third-party package is needed."

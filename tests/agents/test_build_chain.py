@@ -115,7 +115,7 @@ def script_build(fake_llm) -> None:
     fake_llm.add_rule(COMMENT, user="Give the ONE most important problem", times=1)
     fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
     fake_llm.add_rule(MODIFY, user="Fix the code as the comment asks")
-    fake_llm.add_rule(FIX, user="After the review's changes the program fails:")
+    fake_llm.add_rule(FIX, user="The program fails when it runs:")
     fake_llm.add_rule("No third-party package is needed: the standard library is enough.",
                       user="Write requirements.txt")
     fake_llm.add_rule(README, user="Write README.md")
@@ -129,8 +129,8 @@ async def test_build_chain_review_then_failing_test_then_fix(fake_llm, make_runn
     assert outcome.status == "succeeded", outcome.error
     assert not outcome.warnings, outcome.warnings
     assert recorder.phases_finished() == ["coding", "complete", "review_comment", "review_modify",
-                                          "review_comment", "test_fix", "environment", "manual"]
-    # the completed program's tests passed at once (no run_fix); ruff's unused import kept the review on
+                                          "review_comment", "run_fix", "environment", "manual"]
+    # ruff's unused import in the completed program kept the review on
     # the placeholder main() was found and sent to the completion phase
     completion = fake_llm.prompts_containing("These places are still unfinished")[0]
     assert "wordcount.py:8: function main() has no implementation" in completion.last_user
@@ -138,8 +138,8 @@ async def test_build_chain_review_then_failing_test_then_fix(fake_llm, make_runn
     assert COMMENT in fake_llm.prompts_containing("Fix the code as the comment asks")[0].last_user
     # real pytest failed, and its failure text reached the next prompt
     runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "tests"]
-    assert [r["ok"] for r in runs] == [True, False, True]
-    fix_prompt = fake_llm.prompts_containing("After the review's changes the program fails:")[0].last_user
+    assert [r["ok"] for r in runs] == [False, True]
+    fix_prompt = fake_llm.prompts_containing("The program fails when it runs:")[0].last_user
     assert "test_count_lines_without_final_newline" in fix_prompt and "assert 1 == 2" in fix_prompt
     assert outcome.test_report["ok"] and outcome.test_report["passed"] == 2
     assert outcome.conclusion.startswith("Tests PASSED")
@@ -151,7 +151,7 @@ async def test_build_chain_review_then_failing_test_then_fix(fake_llm, make_runn
     assert change is not None and change.files == ["README.md", "tests/test_wordcount.py", "wordcount.py"]
     assert "requirements.txt" not in change.files  # prose is not written into a requirements file
     assert [s.instruction.split(":")[0] for s in outcome.code_states] == [
-        "initial state", "coding", "complete", "review_modify", "test_fix", "manual"]
+        "initial state", "coding", "complete", "review_modify", "run_fix", "manual"]
     assert len(recorder.of(EventKind.CODE_STATE)) == 5
 
     # the proposed program works for a user who applies it
@@ -175,5 +175,5 @@ async def test_build_chain_review_then_failing_test_then_fix(fake_llm, make_runn
     # every turn is a MESSAGE event with its phase and role
     messages = recorder.of(EventKind.MESSAGE)
     assert {(m.phase, m.role) for m in messages} >= {("coding", "cto"), ("coding", "programmer"),
-                                                     ("review_comment", "reviewer"), ("test_fix", "tester")}
-    assert outcome.checkpoint and outcome.checkpoint["next"] == [7, 0, 0]
+                                                     ("review_comment", "reviewer"), ("run_fix", "tester")}
+    assert outcome.checkpoint and outcome.checkpoint["next"] == [6, 0, 0]

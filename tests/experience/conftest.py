@@ -64,7 +64,6 @@ def script_quiet_build(llm: FakeLLM, code: str = GOOD_CODE) -> None:
     llm.add_rule(code, user="Reply with every file of the program in full")
     llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
     llm.add_rule(FIX, user="The program fails when it runs:")
-    llm.add_rule(FIX, user="After the review's changes the program fails:")
     llm.add_rule("No third-party package is needed.", user="Write requirements.txt")
     llm.add_rule("# wordcount\n\nCounts words: `python wordcount.py FILE`.\n", user="Write README.md")
 

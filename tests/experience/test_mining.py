@@ -53,9 +53,9 @@ async def test_a_real_run_is_mined_and_what_it_taught_reaches_the_next_similar_j
     assert outcome.ok and outcome.test_report["ok"], outcome.error
     record = experience.record
     assert [s.instruction.split(":")[0] for s in record.states] == [
-        "initial state", "coding", "complete", "review_modify", "test_fix", "manual"]
+        "initial state", "coding", "complete", "review_modify", "run_fix", "manual"]
     assert "def count_lines" in record.states[3].files["wordcount.py"]  # contents kept after the cleanup
-    assert [s.tests_ok for s in record.states] == [None, None, True, False, True, None]  # the run after completion
+    assert [s.tests_ok for s in record.states] == [None, None, None, False, True, None]
 
     report = await experience.mine(gateway)
     assert 1 <= report.shortcuts <= 3
@@ -69,7 +69,7 @@ async def test_a_real_run_is_mined_and_what_it_taught_reaches_the_next_similar_j
     assert all(e.data["target"] != 1 for e in instructors)  # state 1 still had a placeholder main()
     assert any("def count_lines" in e.value for e in assistants)
     agents = await store.list_experience(pool="agent")
-    assert {e.phase for e in agents} == {"coding", "complete", "review_comment", "review_modify", "test_fix",
+    assert {e.phase for e in agents} == {"coding", "complete", "review_comment", "review_modify", "run_fix",
                                          "manual"}  # environment: skipped, no call
     coding = next(e for e in agents if e.phase == "coding")
     assert coding.role == "programmer" and 0.5 <= coding.score <= 1.0
