@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+
+import pytest
 
 from daemon.workspace.testing import TestReport, entry_point, run_tests, static_check
 from tests.workspace.conftest import write
@@ -77,6 +80,24 @@ async def test_an_entry_point_that_keeps_running_or_waits_for_input_counts_as_st
     write(tmp_path, "main.py", "import time\nprint('serving', flush=True)\nwhile True:\n    time.sleep(0.1)\n")
     report = await run_tests(tmp_path, timeout=1.5)
     assert report.ok and "still running after 1.5 s" in report.output_tail
+
+
+TK = "import tkinter as tk\n\nroot = tk.Tk()\ntk.Label(root, text='0 words').pack()\nroot.mainloop()\n"
+
+
+@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="Xvfb is not installed (apt-get install xvfb)")
+async def test_a_window_program_starts_under_a_virtual_display(tmp_path: Path) -> None:
+    write(tmp_path, "main.py", TK)
+    report = await run_tests(tmp_path, timeout=1.5)
+    assert report.ok and report.ran and "still running after 1.5 s" in report.output_tail
+    assert "no display" not in report.output_tail
+
+
+async def test_a_window_program_is_not_run_where_no_display_can_start(tmp_path: Path, monkeypatch) -> None:
+    write(tmp_path, "main.py", TK)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-such-bin"))  # no Xvfb to be found (the sandbox's tools are absolute)
+    report = await run_tests(tmp_path, timeout=1.5)
+    assert not report.ran and report.summary().startswith("Nothing to run: a GUI program, and Xvfb is not installed")
 
 
 async def test_an_endless_test_is_stopped_at_the_timeout(tmp_path: Path) -> None:
