@@ -45,6 +45,14 @@ def test_a_reject_pattern_fails_an_answer_that_hedges() -> None:
     assert grade("10", bulk) and not grade("5 or 10", bulk)
 
 
+def test_a_number_ending_a_sentence_counts_but_one_inside_a_longer_number_does_not() -> None:
+    items = {i.id: i.data for i in AskSuite().items()}
+    assert grade("The value of bulk_discount(7) is 5.", items["eval-bulk-7"])
+    assert grade("The default value of the quantity argument of Cart.add is 1.", items["default-quantity"])
+    assert not grade("It is 5.5", items["eval-bulk-7"]) and not grade("50", items["eval-bulk-7"])
+    assert not grade("line 200", items["line-with-tax"]) and grade("It is on line 20.", items["line-with-tax"])
+
+
 def test_there_are_at_least_thirty_questions_with_unique_ids() -> None:
     ids = [item.id for item in AskSuite().items()]
     assert len(ids) >= 30 and len(set(ids)) == len(ids)
