@@ -66,6 +66,7 @@ TEMPLATE_FIELDS: dict[str, str] = {
     "test_failures": "the latest test run's failures, with their output",
     "unfinished": "places in the code that are still placeholders",
     "edit_format": "how to write code edits",
+    "program_format": "how to write a program anew: every file in full (what {edit_format} says in an empty workspace)",
     "findings_format": "how to write review findings",
     "files": "the files the user selected",
     "examples": "the docstring examples that fail, what each returned against what it expects (empty: none)",

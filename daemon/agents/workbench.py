@@ -131,6 +131,7 @@ class Workbench:
         """A template field's text; a phase's name stands for its conclusion, unless a field has that
         name (the change chain's phase ``code`` must not hide ``{code}``, the code itself)."""
         simple = {"task": lambda: self.spec.task, "edit_format": self.edit_format,
+                  "program_format": lambda: NEW_PROGRAM_FORMAT,
                   "findings_format": lambda: FINDINGS_FORMAT, "files": lambda: ", ".join(self.spec.files) or "(none)",
                   "lint": lambda: render_lint(self.lint), "code": self.code, "diff": self.diff,
                   "target": self.target, "context": lambda: self.context_text or self.code(),

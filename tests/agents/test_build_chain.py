@@ -176,4 +176,51 @@ async def test_build_chain_review_then_failing_test_then_fix(fake_llm, make_runn
     messages = recorder.of(EventKind.MESSAGE)
     assert {(m.phase, m.role) for m in messages} >= {("coding", "cto"), ("coding", "programmer"),
                                                      ("review_comment", "reviewer"), ("run_fix", "tester")}
-    assert outcome.checkpoint and outcome.checkpoint["next"] == [6, 0, 0]
+    assert outcome.checkpoint and outcome.checkpoint["next"] == [7, 0, 0]
+
+
+PYGAME = '''```python main.py
+import pygame
+
+
+def main():
+    pygame.init()
+    print("Dice: 4")
+
+
+if __name__ == "__main__":
+    main()
+```'''
+STDLIB = '''```python main.py
+import random
+
+
+def main():
+    print("Dice:", random.randint(1, 6))
+
+
+if __name__ == "__main__":
+    main()
+```'''
+
+
+async def test_a_crash_the_repair_sends_back_unchanged_is_written_anew_from_the_request(fake_llm, make_runner,
+                                                                                       recorder):
+    fake_llm.add_rule(PYGAME, user="Reply with every file of the program in full", times=1)
+    fake_llm.add_rule("<INFO> Finished", user="Give the ONE most important problem")
+    fake_llm.add_rule(PYGAME, user="The program fails when it runs:")  # the small model's usual repair
+    fake_llm.add_rule(STDLIB, user="Write the program anew so that it runs")
+    fake_llm.add_rule("# Dice\n\nRolls a die: `python main.py`.\n", user="Write README.md")
+    outcome = await make_runner().run(JobSpec(chain="build", task="a dice roller", job_id="job-dice"))
+
+    assert outcome.status == "succeeded", outcome.error
+    assert recorder.phases_finished() == ["coding", "review_comment", "run_fix", "rewrite", "environment",
+                                          "manual"]
+    skips = [e.data["text"] for e in recorder.of(EventKind.LOG) if "skipped" in e.data]
+    assert any("loop 'run' cycle 2 skipped: the last fix kept the code as it was" in s for s in skips)
+    rewrite = fake_llm.prompts_containing("Write the program anew so that it runs")[0].last_user
+    assert rewrite.startswith("a dice roller\n\n") and "No module named 'pygame'" in rewrite
+    assert "pygame.init()" not in rewrite.split("failed when it ran:")[0]  # the request, not the old code
+    assert "```python main.py" in rewrite  # every file in full, as the first step was asked
+    assert outcome.test_report["ok"] and not outcome.warnings
+    assert "import random" in outcome.change.diff and "pygame" not in outcome.change.diff

@@ -15,7 +15,8 @@ def test_builtin_chains_load_with_their_steps():
     chains = load_chains()
     assert set(chains.chains) >= {"build", "change", "review", "test", "ask"}
     build = chains.get("build")
-    assert [s.name for s in build.steps] == ["coding", "completion", "review", "run", "environment", "manual"]
+    assert [s.name for s in build.steps] == ["coding", "completion", "review", "run", "rerun", "environment",
+                                             "manual"]
     review_loop = build.steps[2]
     assert isinstance(review_loop, Loop) and review_loop.until is Until.FINISHED and review_loop.max_cycles == 3
     assert [p.name for p in review_loop.phases] == ["review_comment", "review_modify"]
