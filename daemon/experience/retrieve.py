@@ -42,11 +42,13 @@ async def ranked(store: AsyncStore, query: str, *, pools: list[str], workspace_i
 
 
 def of_files(experience: Experience, files: list[str] | None) -> bool:
-    """Whether past code may be shown to a phase working on ``files`` (None: any code, as in a new
-    program): only code of a file the job works on. Code of another file is taken for the answer
-    by a small model: on HumanEvalFix (every task reads alike) the bundled model wrote an earlier
-    task's function in place of its own, and 7 of its 11 misses with experience on were a
-    ``NameError`` for the function the task named."""
+    """Whether a shortcut or code example may be shown to a code phase working on ``files`` (None:
+    any, as in a new program): only one about a file the job works on. Another file's code, or an
+    instruction about it, is taken for the answer by a small model: on HumanEvalFix (every task
+    reads alike) the bundled model wrote an earlier task's function in place of its own (7 of its
+    11 misses with experience on were a ``NameError`` for the function the task named), and with
+    the code left out, it wrote the function an instruction hint named (``truncate_number`` into
+    ``mean_absolute_deviation.py``)."""
     return files is None or bool(set(experience.data.get("files") or ()) & set(files))
 
 
@@ -55,13 +57,13 @@ async def for_phase(store: AsyncStore, settings: ExperienceSettings, *, chain: s
                     files: list[str] | None = None) -> list[Retrieved]:
     """Shortcut hints (code phases) and few-shot examples from the role's pool, best first.
 
-    ``files``: the files a change to an existing repository works on; past code (the assistant
-    pool's solutions, code phases' examples) is then only that of those files (:func:`of_files`).
-    Instruction hints are shown either way."""
+    ``files``: the files a change to an existing repository works on; shortcut hints, their code
+    and code phases' examples are then only those of these files (:func:`of_files`)."""
     query = f"{task}\n{clip(prompt, 4000)}"
     found: list[Retrieved] = []
     if phase.produces is Produces.CODE:
-        hints = await ranked(store, query, pools=["instructor"], workspace_id=workspace_id, floor=floor)
+        hints = [(e, r) for e, r in await ranked(store, query, pools=["instructor"], workspace_id=workspace_id,
+                                                 floor=floor) if of_files(e, files)]
         if hints and hints[0][1] >= settings.min_relevance:
             hint, relevance = hints[0]
             found.append(Retrieved(hint, relevance, f"In a similar earlier task ({clip(hint.task, 200)}), this "

@@ -94,7 +94,7 @@ async def test_the_held_out_half_reads_what_the_learning_half_left_only_with_exp
     assert [(r["half"], r["experience"], r["solved"]) for r in rows] == [
         ("learn", "on", 1), ("held-out", "off", 1), ("held-out", "on", 1)]
     off, on = rows[1], rows[2]
-    # the learning half's code was of another file, and its instruction hint is not relevant enough here
+    # what the learning half left (code, instruction hints) was about another file: nothing reaches a code phase
     assert (off["experience_reached"], on["experience_reached"]) == ("0/1", "0/1")
     assert off["tokens_per_solved"] == round(sum(a.result.prompt_tokens + a.result.completion_tokens
                                                  for a, _ in prompts[1:2]), 1)

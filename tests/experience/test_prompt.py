@@ -83,7 +83,9 @@ async def test_a_change_is_shown_past_code_only_of_the_files_it_works_on(fake_ll
     repo.mkdir()
     (repo / "mean.py").write_text(MEAN)
     key = "The function does not do what its docstring says; fix it. mean docstring"
-    for pool, file, value in (("assistant", "median.py", "def median(xs):  # an earlier task's file"),
+    for pool, file, value in (("instructor", "median.py", "Write median() with statistics.median."),
+                              ("instructor", "mean.py", "Divide by len(xs) in mean(), not by len(xs) + 1."),
+                              ("assistant", "median.py", "def median(xs):  # an earlier task's file"),
                               ("assistant", "mean.py", "def mean(xs):  # remembered for mean.py"),
                               ("agent", "median.py", "```python median.py\ndef median(xs):  # another example\n```"),
                               ("agent", "mean.py", "```python mean.py\ndef mean(xs):  # an example for mean.py\n```")):
@@ -98,4 +100,5 @@ async def test_a_change_is_shown_past_code_only_of_the_files_it_works_on(fake_ll
     prompt = fake_llm.prompts_containing("Make the change")[0].last_user
     assert "<<<experience" in prompt
     assert "remembered for mean.py" in prompt and "an example for mean.py" in prompt
-    assert "median" not in prompt  # code of a file this change does not touch is not shown
+    assert "Divide by len(xs) in mean()" in prompt
+    assert "median" not in prompt  # code of a file this change does not touch, or a hint about it, is not shown
