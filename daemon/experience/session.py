@@ -158,7 +158,7 @@ class JobExperience:
     async def before_phase(self, spec: Any, chain: Chain, phase: Phase, cycle: int | None, prompt: str,
                            files: list[str] | None = None) -> Guidance:
         """What experience adds to (or whether it skips) ``phase``; ``files``: those the job works on
-        (in a change to an existing repository, past code of other files is not shown)."""
+        (in a change to an existing repository, what was learnt about other files is not shown)."""
         if not self.active:
             return Guidance()
         if self.settings.workflow and phase.produces is Produces.DOCUMENT:
