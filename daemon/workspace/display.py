@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from daemon.workspace.files import list_repo_files
+
 _GUI_IMPORT = re.compile(
     r"^\s*(?:import|from)\s+(?:tkinter|Tkinter|turtle|pygame|PyQt[456]|PySide[26]?|kivy|wx|pyglet|arcade|"
     r"customtkinter|ttkbootstrap)\b", re.MULTILINE)
@@ -71,11 +73,13 @@ async def virtual_display(seconds: float = 10.0) -> AsyncIterator[Display]:
 
 
 def is_gui(root: Path) -> bool:
-    """Whether any Python file of the project imports a GUI toolkit (tkinter, pygame, Qt, ...)."""
-    for path in root.rglob("*.py"):
-        with contextlib.suppress(OSError):
-            if _GUI_IMPORT.search(path.read_text(encoding="utf-8", errors="replace")):
-                return True
+    """Whether any Python file of the project imports a GUI toolkit (tkinter, pygame, Qt, ...); the
+    project's own files (``.gitignore`` honoured: a virtualenv's Tk modules do not count)."""
+    for rel in list_repo_files(root):
+        if rel.endswith(".py"):
+            with contextlib.suppress(OSError):
+                if _GUI_IMPORT.search((root / rel).read_text(encoding="utf-8", errors="replace")):
+                    return True
     return False
 
 
