@@ -18,14 +18,15 @@ from daemon.agents.model import Role
 from daemon.events import EventKind
 from daemon.llm.budget import Budget
 from daemon.llm.errors import LLMBadResponse
-from daemon.llm.gateway import REPETITION, Completion, ModelGateway
+from daemon.llm.gateway import REPETITION, TIME_LIMIT, Completion, ModelGateway
 
 EMPTY_RETRIES = 2  # an empty reply is asked again this many times before the job fails
 
 
 class Reply(str):
-    """A model's reply text, and why it ended: ``"stop"``, ``"length"`` (it hit ``max_tokens``) or
-    ``"repetition"`` (it looped; the text keeps what came before the loop and one copy)."""
+    """A model's reply text, and why it ended: ``"stop"``, ``"length"`` (it hit ``max_tokens``),
+    ``"repetition"`` (it looped; the text keeps what came before the loop and one copy) or
+    ``"time_limit"`` (the job's time limit stopped it mid-reply)."""
 
     finish_reason: str | None
     max_tokens: int | None
@@ -37,7 +38,8 @@ class Reply(str):
 
     @property
     def cut_at_cap(self) -> bool:
-        return self.finish_reason == "length"
+        """Stopped at a cap (tokens or time), so its last part may be unfinished."""
+        return self.finish_reason in ("length", TIME_LIMIT)
 
 
 @dataclass
@@ -103,6 +105,7 @@ class Meter:
         self.job = Tally()
         self.phase: PhaseStats | None = None
         self.phases: list[PhaseStats] = []
+        self.deadline: float | None = None  # time.monotonic() when the chain's time limit passes
 
     def start_phase(self, name: str, cycle: int | None) -> PhaseStats:
         self.phase = PhaseStats(name, cycle)
@@ -126,9 +129,9 @@ class Meter:
                                      "work (troupe doctor)")
             await self._emit(EventKind.LOG, {"level": "warning", "text": f"the model returned an empty reply; "
                                              f"asking again ({attempt + 1}/{EMPTY_RETRIES})"}, role.name)
-        if completion.finish_reason in ("length", REPETITION):
-            why = (f"hit its cap of {max_tokens} tokens" if completion.finish_reason == "length"
-                   else "repeated itself; it was cut after the first copy")
+        if completion.finish_reason in ("length", REPETITION, TIME_LIMIT):
+            why = {"length": f"hit its cap of {max_tokens} tokens", TIME_LIMIT: "was stopped at the job's time limit",
+                   REPETITION: "repeated itself; it was cut after the first copy"}[completion.finish_reason]
             await self._emit(EventKind.LOG, {"level": "warning", "text": f"the {role.name}'s reply {why}",
                                              "finish_reason": completion.finish_reason,
                                              "max_tokens": max_tokens}, role.name)
@@ -137,7 +140,8 @@ class Meter:
     async def _call(self, role: Role, messages: list[dict[str, str]], max_tokens: int | None) -> Completion:
         started = time.monotonic()
         completion = await self.gateway.complete(messages, role=role.name, model=role.model, job_id=self.job_id,
-                                                 budget=self.budget, max_tokens=max_tokens, stream=True)
+                                                 budget=self.budget, max_tokens=max_tokens, stream=True,
+                                                 deadline=self.deadline)
         seconds = time.monotonic() - started
         self.job.add(completion, seconds)
         if self.phase is not None:

@@ -48,6 +48,11 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
 A phase's reply is checked for the shape it ``produces`` and sent back with the reason up to
 ``max_retries`` times (``daemon.agents.produce``).
 
+A chain may bound its wall-clock time: ``time_limit = 50`` (seconds; the review chain's, so a
+review on save ends within a minute on any machine). A reply still being written then stops with
+what it has (a findings reply loses only its unfinished last finding), and later phases are skipped
+with the reason in the transcript.
+
 A chain may also say how it scales (``teams = 4``, ``topology = "small-world"``, ``agents = 32``,
 ``orchestrator = "learned"``, ...): those keys are checked by ``daemon.teams.config``.
 
@@ -95,7 +100,7 @@ _PHASE_KEYS = {"phase", "instructor", "assistant", "template", "produces", "max_
 _LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases", "without_tests", "skip_cycle_when"}
 _TOOL_KEYS = {"tool", "window_share", "whole"}
 _ROLE_KEYS = {"prompt", "model", "tools"}
-_CHAIN_KEYS = {"name", "description", "steps", "roles", "start", *SCALE_KEYS}  # scale keys: daemon.teams.config
+_CHAIN_KEYS = {"name", "description", "steps", "roles", "start", "time_limit", *SCALE_KEYS}  # SCALE_KEYS: daemon.teams
 
 
 class ChainError(ValueError):
@@ -164,6 +169,13 @@ def _positive(f: _File, table: dict[str, Any], key: str, where: list[str | int],
     if value < minimum:
         raise f.error([*where, key], f"{key} must be at least {minimum}, got {value}")
     return value
+
+
+def _time_limit(f: _File, data: dict[str, Any]) -> float | None:
+    value = f.expect(data, "time_limit", (int, float), [], None)
+    if value is not None and value < 1:
+        raise f.error(["time_limit"], f"time_limit is in seconds and must be at least 1, got {value}")
+    return None if value is None else float(value)
 
 
 def _roles(f: _File, data: dict[str, Any]) -> dict[str, Role]:
@@ -273,7 +285,8 @@ def _chain(f: _File, roles: dict[str, Role]) -> Chain:
     steps = [_step(f, body, ["steps", i]) for i, body in enumerate(steps_raw)]
     chain = Chain(name=name, description=f.expect(data, "description", str, [], ""), steps=steps,
                   roles=all_roles, source=str(f.path),
-                  start=f.expect(data, "start", str, [], "repository", allowed={"repository", "empty"}))
+                  start=f.expect(data, "start", str, [], "repository", allowed={"repository", "empty"}),
+                  time_limit=_time_limit(f, data))
     try:
         chain.scale = parse_teams_config(data)
     except TeamsConfigError as exc:

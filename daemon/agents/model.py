@@ -178,6 +178,8 @@ class Chain:
     source: str = ""  # the file it came from
     start: str = "repository"  # "repository": a scratch copy of the repo; "empty": new software
     scale: TeamsConfig = field(default_factory=TeamsConfig)  # teams, topology, orchestrator (daemon.teams)
+    time_limit: float | None = None  # seconds a run may take: a reply still being written then stops, later
+    # phases are skipped and say so (review on save: a bounded wait on any machine, under any load)
 
     def phases(self) -> list[Phase]:
         """Every phase, loops unrolled once, in order."""

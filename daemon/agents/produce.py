@@ -41,6 +41,7 @@ from daemon.agents.shapes import (
 )
 from daemon.agents.workbench import Workbench
 from daemon.events import EventKind
+from daemon.llm.gateway import TIME_LIMIT
 from daemon.workspace.doctests import example_failures
 from daemon.workspace.edits import (
     EDIT_FORMAT_HELP,
@@ -221,7 +222,9 @@ class Producer:
             try:
                 raw = parse_findings(reply)
                 if getattr(reply, "cut_at_cap", False) and raw:  # the last one was being written when it stopped
-                    warnings.append(f"the {phase.assistant}'s reply stopped at its cap of {phase.token_cap} tokens; "
+                    cap = ("the job's time limit" if getattr(reply, "finish_reason", None) == TIME_LIMIT
+                           else f"its cap of {phase.token_cap} tokens")
+                    warnings.append(f"the {phase.assistant}'s reply stopped at {cap}; "
                                     "its last, unfinished finding was left out")
                     raw = raw[:-1]
                 break

@@ -41,7 +41,7 @@ from daemon.agents.produce import Producer
 from daemon.agents.tools import Tools, report_to_dict
 from daemon.agents.workbench import Workbench
 from daemon.events import Event, EventKind
-from daemon.llm.errors import BudgetExceeded, LLMError
+from daemon.llm.errors import BudgetExceeded, LLMError, TimeLimitReached
 from daemon.workspace.scratch import CodeState, Scratch
 
 CONTEXT_SHARE = 0.5  # of the model's context window, for code and repository context in one prompt
@@ -88,6 +88,8 @@ class _Run:
 
     async def execute(self) -> JobOutcome:
         started = time.monotonic()
+        if self.chain.time_limit is not None:
+            self.meter.deadline = started + self.chain.time_limit
         scratch: Scratch | None = None
         try:
             scratch = await self._scratch()
@@ -316,6 +318,8 @@ class _Run:
         self.phase_name = phase.name
         self.meter.start_phase(phase.name, cycle)
         await self.say(EventKind.PHASE_STARTED, {"phase": phase.name, **({"cycle": cycle} if cycle else {})})
+        if late := self._out_of_time():
+            return await self._skipped(phase, cycle, late)
         if phase.skip_if_empty and not self.bench.field(phase.skip_if_empty).strip():
             return await self._skipped(phase, cycle, EMPTY_FIELD_MEANS.get(
                 phase.skip_if_empty, f"{{{phase.skip_if_empty}}} is empty: nothing to do"))
@@ -338,8 +342,14 @@ class _Run:
         dialogue = Dialogue(phase, self.chain.roles[phase.instructor], self.chain.roles[phase.assistant], prompt,
                             speak=self.meter.speak, say=self.say, ask_human=self.runner.ask_human,
                             job_id=self.spec.job_id)
-        result = await dialogue.run()
-        product = await self.produce(phase, dialogue, result)
+        try:
+            result = await dialogue.run()
+            product = await self.produce(phase, dialogue, result)
+        except TimeLimitReached:  # a retry or a second turn would start past the limit: what came is dropped
+            late = self._out_of_time() or "the chain's time limit was reached"
+            self.outcome.warnings.append(f"phase {phase.name!r} stopped: {late}")
+            await self.say(EventKind.LOG, {"level": "warning", "text": self.outcome.warnings[-1]})
+            return await self._skipped(phase, cycle, late)
         if self.runner.experience is not None:
             product.findings = await self.runner.experience.after_phase(phase, cycle, dialogue, product,
                                                                          self.bench.read)
@@ -359,6 +369,13 @@ class _Run:
         })
         self.phase_name, self.last_phase = None, phase.name
         return result.concluded if product.concluded is None else product.concluded
+
+    def _out_of_time(self) -> str:
+        """Why no more model calls may start (the chain's ``time_limit`` has passed), or ""."""
+        deadline = self.meter.deadline
+        if deadline is None or time.monotonic() < deadline:
+            return ""
+        return f"the chain's time limit of {self.chain.time_limit:g} s was reached"
 
     async def _delegated(self, delegate: PhaseDelegate, phase: Phase, cycle: int | None, prompt: str) -> bool:
         """A phase done by the delegate (a network of agents): its files land in the scratch copy."""

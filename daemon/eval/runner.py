@@ -17,6 +17,7 @@ from typing import Any
 
 from daemon.client import DaemonClient, DaemonError
 from daemon.eval.suite import Item, ItemResult, JobRun, Row, Suite
+from daemon.llm.gateway import TIME_LIMIT
 from daemon.messages import FINAL_STATES, JobInfo, SubmitJob, WorkspaceSettings
 from daemon.payloads import ResultUsage, UsageData
 
@@ -92,7 +93,7 @@ class DaemonContext:
         ran = (info.finished_at - info.started_at) if info.finished_at and info.started_at else waited
         calls = await self._calls(info)  # a cancelled job has no result: its events still count
         capped = outcome.capped or bool(_BUDGET_SPENT.search(info.error or "")) or any(
-            call.finish_reason == "length" for call in calls)
+            call.finish_reason in ("length", TIME_LIMIT) for call in calls)
         return JobRun(job_id=info.id, kind=info.kind, state="timeout" if timed_out else info.state,
                       error=f"no end after {self.job_timeout:.0f} s; cancelled" if timed_out else info.error,
                       answer=outcome.answer or "", findings=findings, change=change,

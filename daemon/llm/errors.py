@@ -23,3 +23,7 @@ class LLMBadResponse(LLMError):
 
 class BudgetExceeded(LLMError):
     """The job's token or dollar budget is spent; the job must stop."""
+
+
+class TimeLimitReached(LLMError):
+    """The job's time limit (a chain's ``time_limit``) passed before or during this call."""

@@ -13,7 +13,9 @@ and secrets kept out of every message. litellm is imported on first use, never a
 Every call has a completion-token cap (``max_tokens``, :data:`DEFAULT_MAX_TOKENS` when the caller
 gives none), and a reply that falls into a loop (the same line or block again and again) is cut
 after its first copy: a stream stops there, a whole reply is trimmed. ``finish_reason`` is then
-``"repetition"``; a reply that hit the cap keeps the provider's ``"length"``.
+``"repetition"``; a reply that hit the cap keeps the provider's ``"length"``. A call may also have a
+``deadline`` (``time.monotonic()``): a stream still being written then stops there, keeping what
+came (``"time_limit"``); a call that cannot start or finish before it raises :class:`TimeLimitReached`.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any, Protocol
 
 from daemon.config import ModelSettings
 from daemon.llm.budget import Budget, Usage
-from daemon.llm.errors import LLMBadResponse, LLMError, LLMNotConfigured, LLMUnavailable
+from daemon.llm.errors import LLMBadResponse, LLMError, LLMNotConfigured, LLMUnavailable, TimeLimitReached
 from daemon.llm.repetition import loop_cut, trim_loop
 from daemon.redact import redact, register_secret
 from daemon.retry import Backoff, retry_after
@@ -44,6 +46,7 @@ DeltaSink = Callable[[str], Awaitable[None] | None]
 _RETRY_AFTER_CAP = 60.0  # a provider asking us to wait longer than this is treated as unavailable
 DEFAULT_MAX_TOKENS = 4096  # the cap of a call whose caller names none: no call generates without limit
 REPETITION = "repetition"  # the finish reason of a reply cut because it repeated itself
+TIME_LIMIT = "time_limit"  # the finish reason of a reply stopped at its call's deadline
 _LOOP_CHECK_CHARS = 64  # a stream is checked for a loop every this many new characters
 # Providers whose prompt cache needs explicit breakpoints (Anthropic's cache_control, through litellm);
 # OpenAI, DeepSeek and others cache a repeated prefix by themselves. The breakpoints: the system
@@ -77,7 +80,8 @@ class ModelGateway(Protocol):
     async def complete(self, messages: list[dict[str, str]], *, role: str | None = None, model: str | None = None,
                        job_id: str | None = None, budget: Budget | None = None, temperature: float | None = None,
                        max_tokens: int | None = None, stream: bool = False, on_delta: DeltaSink | None = None,
-                       timeout: float | None = None, stop_on_repetition: bool = True) -> Completion: ...
+                       timeout: float | None = None, stop_on_repetition: bool = True,
+                       deadline: float | None = None) -> Completion: ...
 
 
 _litellm: Any = None
@@ -199,8 +203,11 @@ class Gateway:
         on_delta: DeltaSink | None = None,
         timeout: float | None = None,
         stop_on_repetition: bool = True,
+        deadline: float | None = None,
     ) -> Completion:
-        """One chat completion, retried on transient failures. Raises :class:`LLMError` subclasses."""
+        """One chat completion, retried on transient failures. Raises :class:`LLMError` subclasses.
+        ``deadline`` (``time.monotonic()``): a stream stops there with what it has; no call starts,
+        waits or is retried past it (:class:`TimeLimitReached`)."""
         if not messages:
             raise ValueError("complete() needs at least one message")
         name = self.model_for(role, model)
@@ -236,14 +243,21 @@ class Gateway:
             attempts += 1
             try:
                 async with self._slots:
+                    wait = kwargs["timeout"] + 5.0  # a stream that stalls past litellm's own timeout
+                    if deadline is not None:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            raise TimeLimitReached(f"the time limit passed before model {name} was called")
+                        wait = min(wait, left + 2.0)  # a stream returns at the deadline; the rest is a stall
                     text, finish, usage = await asyncio.wait_for(
-                        self._call(litellm, kwargs, stream, on_delta, stop_on_repetition),
-                        timeout=kwargs["timeout"] + 5.0,  # a stream that stalls past litellm's own timeout
-                    )
+                        self._call(litellm, kwargs, stream, on_delta, stop_on_repetition, deadline), timeout=wait)
                 break
-            except (asyncio.CancelledError, LLMNotConfigured):
+            except (asyncio.CancelledError, LLMNotConfigured, TimeLimitReached):
                 raise
             except Exception as exc:  # classified below; nothing is swallowed
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise TimeLimitReached(f"the time limit passed while model {name} was called "
+                                           f"({redact(type(exc).__name__)})") from None
                 retryable, reason = self._classify(litellm, exc)
                 if not retryable:
                     raise LLMError(f"model {name} refused the request: {reason}") from None
@@ -270,8 +284,8 @@ class Gateway:
         return Completion(text=text, model=name, usage=usage, finish_reason=finish,
                           seconds=time.monotonic() - started, attempts=attempts)
 
-    async def _call(self, litellm: Any, kwargs: dict[str, Any], stream: bool,
-                    on_delta: DeltaSink | None, stop_on_repetition: bool) -> tuple[str, str | None, Usage]:
+    async def _call(self, litellm: Any, kwargs: dict[str, Any], stream: bool, on_delta: DeltaSink | None,
+                    stop_on_repetition: bool, deadline: float | None) -> tuple[str, str | None, Usage]:
         if not stream:
             response = await litellm.acompletion(**kwargs)
             try:
@@ -315,6 +329,10 @@ class Gateway:
                     finish = REPETITION
                     await _close(response)
                     break
+            if deadline is not None and time.monotonic() >= deadline:
+                finish = TIME_LIMIT  # what came is kept; the caller knows it may be unfinished
+                await _close(response)
+                break
         text = "".join(parts)
         if finish is None:
             raise LLMBadResponse("the stream ended without a finish reason (connection cut mid-reply)")

@@ -4,6 +4,8 @@ precise reason, trimmed, or fails the job clearly."""
 
 from __future__ import annotations
 
+import time
+
 from daemon.agents.job import JobSpec
 from daemon.agents.model import DEFAULT_MAX_TOKENS, Produces
 from daemon.events import EventKind
@@ -213,3 +215,51 @@ async def test_code_that_changes_nothing_is_kept_without_a_resend_when_no_exampl
     assert not fake_llm.prompts_containing("nothing changed"), "a resend would say nothing new"
     assert any("kept the code as it was (no failing docstring example" in e.data["text"]
                for e in recorder.of(EventKind.LOG))
+
+
+TIMED_CHAIN = '''name = "review"
+time_limit = 5
+
+[[steps]]
+phase = "review"
+instructor = "cto"
+assistant = "reviewer"
+produces = "findings"
+max_questions = 0
+max_tokens = 8000
+template = """Find the bugs.
+{target}
+{findings_format}"""
+
+[[steps]]
+phase = "second_look"
+instructor = "cto"
+assistant = "reviewer"
+produces = "findings"
+max_questions = 0
+template = """Look again.
+{target}
+{findings_format}"""
+'''
+
+
+async def test_a_chain_past_its_time_limit_keeps_what_came_and_skips_the_rest(fake_llm, make_runner, recorder,
+                                                                            tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC, ".troupe/chains/review.toml": TIMED_CHAIN})
+    first = "LINE: 5\nBUG: divide() fails when b is 0\nFIX: return a / b if b else 0.0\n\n"
+    rest = "".join(f"LINE: 9\nBUG: average() of an empty list raises ZeroDivisionError, case {i}\n\n"
+                   for i in range(400))
+    fake_llm.add_rule(first + rest, user="Find the bugs.")
+    fake_llm.word_delay = 0.01  # ~50 s of writing at the fake's pace
+    started = time.monotonic()
+    outcome = await make_runner().run(JobSpec(chain="review", task="review", workspace=repo, files=["calc.py"]))
+    assert outcome.status == "succeeded", outcome.error
+    assert time.monotonic() - started < 20
+    usage = recorder.of(EventKind.USAGE)
+    assert [u.data["finish_reason"] for u in usage] == ["time_limit"]  # one call, stopped; none after it
+    assert any("reply stopped at the job's time limit; its last, unfinished finding" in w for w in outcome.warnings)
+    lines = [f.start_line for f in outcome.findings if f.source == "reviewer"]
+    assert lines[0] == 5 and len(lines) < 400
+    skipped = [e.data for e in recorder.of(EventKind.PHASE_FINISHED) if e.data.get("skipped")]
+    assert skipped == [{**skipped[0], "phase": "second_look",
+                        "skipped": "the chain's time limit of 5 s was reached"}]

@@ -24,6 +24,7 @@ def test_builtin_chains_load_with_their_steps():
     review = chains.get("review")
     assert isinstance(review.steps[0], Tool) and not review.writes_code
     assert [s.name for s in review.steps] == ["static_check", "doctests", "repair", "review"]
+    assert review.time_limit == 50 and build.time_limit is None  # a review on save ends within a minute
     repair, reviewer = review.steps[2], review.steps[3]
     assert isinstance(repair, Phase) and repair.produces is Produces.REPAIR and repair.token_cap == 600
     assert repair.skip_if_empty == "examples"
@@ -165,6 +166,8 @@ def test_every_phase_has_a_token_cap_by_what_it_produces_unless_the_file_sets_on
     assert test_loop.without_tests == "skip" and not test_loop.phases[0].new_files
     with pytest.raises(ChainError, match=r"chain.toml:8: max_tokens must be at least 16, got 4"):
         load_chain_file(_write(tmp_path / "chain.toml", GOOD_STEP + "max_tokens = 4\n"))
+    with pytest.raises(ChainError, match=r"chain.toml:1: time_limit is in seconds and must be at least 1, got 0"):
+        load_chain_file(_write(tmp_path / "chain.toml", "time_limit = 0\n" + GOOD_STEP))
     bad_loop = ('[[steps]]\nloop = "t"\nuntil = "tests_pass"\nwithout_tests = "maybe"\n'
                 '[[steps.phases]]\nphase = "fix"\ninstructor = "cto"\nassistant = "programmer"\ntemplate = "x"\n')
     with pytest.raises(ChainError, match="without_tests = 'maybe' is not one of: run, skip"):

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 
 import pytest
 
 from daemon.config import ModelSettings, Secret
 from daemon.llm.budget import Budget, Usage
-from daemon.llm.errors import BudgetExceeded, LLMError, LLMNotConfigured, LLMUnavailable
-from daemon.llm.gateway import Gateway, import_litellm
+from daemon.llm.errors import BudgetExceeded, LLMError, LLMNotConfigured, LLMUnavailable, TimeLimitReached
+from daemon.llm.gateway import TIME_LIMIT, Gateway, import_litellm
 from daemon.redact import install_log_redaction
 from tests.fakes.llm_server import FakeLLM, estimate_tokens
 
@@ -55,6 +56,44 @@ async def test_streaming_delivers_deltas_and_usage(fake_llm: FakeLLM) -> None:
     assert "".join(seen) == reply.text == "one two three four five"
     assert len(seen) > 1
     assert reply.usage.completion_tokens == estimate_tokens("one two three four five")
+
+
+async def test_a_stream_stops_at_its_deadline_with_what_came(fake_llm: FakeLLM) -> None:
+    words = [f"w{i}" for i in range(400)]
+    fake_llm.add_rule(" ".join(words), user="Say hello")
+    fake_llm.word_delay = 0.01  # 4 s of writing
+    gw = await warm(gateway(fake_llm))
+    seen: list[str] = []
+    started = time.monotonic()
+    reply = await gw.complete(HELLO, stream=True, on_delta=seen.append, deadline=started + 1.0)
+    assert reply.finish_reason == TIME_LIMIT and reply.attempts == 1
+    got = reply.text.split()
+    assert got and got == words[:len(got)] and len(got) < len(words)  # a prefix of the reply, not all of it
+    assert "".join(seen) == reply.text
+    await asyncio.wait_for(_aborted(fake_llm), 5)  # the client hung up: the server stops writing
+
+
+async def warm(gw: Gateway) -> Gateway:
+    """One call first: litellm's first call (import, client set-up) is not what a deadline measures."""
+    await gw.complete([{"role": "user", "content": "warm up"}], stream=True)
+    return gw
+
+
+async def _aborted(llm: FakeLLM) -> None:
+    while not llm.requests or not llm.requests[-1].aborted:
+        await asyncio.sleep(0.02)
+
+
+async def test_no_call_starts_or_is_retried_past_its_deadline(fake_llm: FakeLLM) -> None:
+    with pytest.raises(TimeLimitReached, match="before model"):
+        await gateway(fake_llm).complete(HELLO, stream=True, deadline=time.monotonic() - 1)
+    assert not fake_llm.requests
+    gw = await warm(gateway(fake_llm, timeout=30))
+    fake_llm.fail_next("hang", seconds=10)
+    started = time.monotonic()
+    with pytest.raises(TimeLimitReached, match="while model"):
+        await gw.complete(HELLO, stream=True, deadline=started + 0.5)
+    assert len(fake_llm.requests) == 2 and time.monotonic() - started < 5  # the hang was left, not retried
 
 
 async def test_calls_are_greedy_unless_a_temperature_is_configured_or_named(fake_llm: FakeLLM) -> None:

@@ -29,6 +29,8 @@ A reply longer than the request's `max_tokens` is cut there, with `finish_reason
 `FakeLLM(prompt_cache=True)` reports, as OpenAI does (`usage.prompt_tokens_details.cached_tokens`),
 the tokens of the leading messages a request shares with an earlier one for the same model.
 
+`llm.word_delay = 0.01` streams a reply one word each 10 ms, as a slow model writes.
+
 `llm.latency = 0.2` delays every answer; a client that hangs up meanwhile is recorded
 (`llm.aborted`, `RecordedRequest.aborted`). Token usage is `estimate_tokens` (ceil(chars / 4)) of
 the message texts and of the reply, so tests can assert on accounting.
@@ -98,6 +100,7 @@ class FakeLLM:
         self.script = Script(default_reply=default_reply, prompt_cache=prompt_cache)
         self.model = model
         self.latency = latency
+        self.word_delay = 0.0  # seconds between the streamed words of a reply
         self.host = host
         self.port = port
         self.record_path = Path(record_path) if record_path else None
@@ -309,10 +312,12 @@ class FakeLLM:
             await response.prepare(request)
             for chunk in payloads.chunks(recorded):
                 await response.write(payloads.sse(chunk))
+                if self.word_delay:
+                    await self._pause(self.word_delay)
             await response.write(payloads.sse("[DONE]"))
             await response.write_eof()
         except ConnectionResetError:
-            pass  # the client stopped reading (e.g. it timed out); nothing left to tell it
+            recorded.aborted = True  # the client stopped reading (it timed out, or left a stream it had enough of)
         return response
 
     async def _serve_fault(
