@@ -8,6 +8,8 @@ import os
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # Daemons started by tests never fall back to the bundled local model (tests/local turns it on).
 os.environ["TROUPE_LOCAL_MODEL"] = "0"
+# Programs run by tests get no packages from PyPI (tests/workspace/test_packages.py serves its own wheels).
+os.environ["TROUPE_PACKAGES"] = "off"
 
 from collections.abc import AsyncIterator
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.sandbox import SandboxResult, run_sandboxed
+from daemon.workspace import packages
 from daemon.workspace.display import Display, is_gui
 from daemon.workspace.testing import entry_point, has_tests, run_tests
 
@@ -98,9 +99,12 @@ async def team_tests(root: Path, python: str, display: Display) -> tuple[str, st
 
 
 async def _run(root: Path, argv: list[str], seconds: float, display: Display) -> SandboxResult:
-    paths = [str(root)] + ([str(root / "src")] if (root / "src").is_dir() else [])
+    """``argv`` in the sandbox with the project and the packages it imports (all of them: the
+    interpreter runs with ``-S``, without Troupe's site-packages) importable."""
+    libs = (await packages.for_project(root, skip_importable=False)).paths
+    paths = [str(root)] + ([str(root / "src")] if (root / "src").is_dir() else []) + [str(p) for p in libs]
     env = {**display.env(), "PYTHONPATH": os.pathsep.join(paths)}
-    return await run_sandboxed(argv, cwd=root, timeout=seconds, env=env)
+    return await run_sandboxed(argv, cwd=root, timeout=seconds, env=env, readable=libs)
 
 
 def _outcome(result: SandboxResult, seconds: float) -> str:

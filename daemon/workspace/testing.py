@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.sandbox import SandboxResult, run_sandboxed
+from daemon.workspace import packages
 from daemon.workspace.display import is_gui, virtual_display
 from daemon.workspace.files import list_repo_files
 from daemon.workspace.interpreter import project_python
@@ -63,13 +64,14 @@ async def run_tests(
     root = Path(root)
     if not python:
         python = await asyncio.to_thread(project_python)
+    libs = (await packages.for_project(root)).paths  # what it imports from PyPI (wheels), installed once
     if command:
         argv = _configured(command, python)
         if _is_pytest(argv, python):
-            return (await _pytest(root, argv, timeout))[0]
-        return await _plain(root, argv, timeout)
+            return (await _pytest(root, argv, timeout, libs))[0]
+        return await _plain(root, argv, timeout, libs)
     if has_tests(root):
-        report, returncode = await _pytest(root, [python, "-m", "pytest", "-q"], timeout)
+        report, returncode = await _pytest(root, [python, "-m", "pytest", "-q"], timeout, libs)
         if report.timed_out or returncode != _PYTEST_NO_TESTS:
             return report
     entry = entry_point(root, python)
@@ -79,7 +81,7 @@ async def run_tests(
             output_tail="Nothing to run: no tests (tests/, test_*.py) and no entry point (main.py, a package "
             "__main__.py, or a console script in pyproject.toml). Write tests or a main.py.",
         )
-    return await _entry(root, entry, min(timeout, ENTRY_POINT_SECONDS))
+    return await _entry(root, entry, min(timeout, ENTRY_POINT_SECONDS), libs)
 
 
 def has_tests(root: Path) -> bool:
@@ -126,7 +128,7 @@ def _is_pytest(argv: list[str], python: str) -> bool:
     return argv[:3] == [python, "-m", "pytest"] or Path(argv[0]).name == "pytest"
 
 
-async def _pytest(root: Path, argv: list[str], timeout: float) -> tuple[TestReport, int]:
+async def _pytest(root: Path, argv: list[str], timeout: float, libs: list[Path]) -> tuple[TestReport, int]:
     report_path = root / f".troupe-junit-{uuid.uuid4().hex}.xml"
     junit = [f"--junitxml={report_path.name}", "-o", "junit_family=xunit1"]
     full = [*argv, "-p", "no:cacheprovider", "--color=no", *junit]
@@ -138,7 +140,7 @@ async def _pytest(root: Path, argv: list[str], timeout: float) -> tuple[TestRepo
         if importlib.util.find_spec("pytest_asyncio") is not None:
             full += ["-p", "pytest_asyncio.plugin"]
     try:
-        result = await _sandboxed(root, full, timeout, env)
+        result = await _sandboxed(root, full, timeout, env, libs)
         xml = report_path.read_text(encoding="utf-8", errors="replace") if report_path.is_file() else ""
     finally:
         report_path.unlink(missing_ok=True)
@@ -156,8 +158,8 @@ async def _pytest(root: Path, argv: list[str], timeout: float) -> tuple[TestRepo
     return report, result.returncode
 
 
-async def _plain(root: Path, argv: list[str], timeout: float) -> TestReport:
-    result = await _sandboxed(root, argv, timeout)
+async def _plain(root: Path, argv: list[str], timeout: float, libs: list[Path]) -> TestReport:
+    result = await _sandboxed(root, argv, timeout, libs=libs)
     output = (result.stdout or "") + (result.stderr or "")
     ok = result.returncode == 0 and not result.timed_out
     failures = [] if ok else [traceback_failure(" ".join(argv[-1:]), output, root)]
@@ -167,17 +169,17 @@ async def _plain(root: Path, argv: list[str], timeout: float) -> TestReport:
                       timed_out=result.timed_out)
 
 
-async def _entry(root: Path, argv: list[str], seconds: float) -> TestReport:
+async def _entry(root: Path, argv: list[str], seconds: float, libs: list[Path]) -> TestReport:
     """The program itself, run briefly; a GUI program (Tk, pygame, Qt...) under a virtual display,
     or, where none can start, not run (a report that says why and that ``ran`` is False for)."""
     if not is_gui(root):
-        result = await _sandboxed(root, argv, seconds)
+        result = await _sandboxed(root, argv, seconds, libs=libs)
     else:
         async with virtual_display() as display:
             if display.name is None:
                 return TestReport(ok=False, command=[], passed=0, failed=0, errors=0, skipped=0,
                                   output_tail=f"Nothing to run: a GUI program, and {display.note}.")
-            result = await _sandboxed(root, argv, seconds, display.env())
+            result = await _sandboxed(root, argv, seconds, display.env(), libs)
     stderr, output = result.stderr or "", (result.stdout or "") + (result.stderr or "")
     crashed = "Traceback (most recent call last)" in stderr
     waiting_for_input = crashed and stderr.rstrip().endswith(("EOFError", "EOFError: EOF when reading a line"))
@@ -194,11 +196,13 @@ async def _entry(root: Path, argv: list[str], seconds: float) -> TestReport:
                       output_tail=tail, seconds=result.duration_s, timed_out=result.timed_out and not ok)
 
 
-async def _sandboxed(root: Path, argv: list[str], timeout: float, env: dict[str, str] | None = None) -> SandboxResult:
-    """Run ``argv`` in the sandbox with the project importable (root, and ``src/`` for src layouts)."""
-    paths = [str(root)] + ([str(root / "src")] if (root / "src").is_dir() else [])
+async def _sandboxed(root: Path, argv: list[str], timeout: float, env: dict[str, str] | None = None,
+                     libs: list[Path] | tuple[Path, ...] = ()) -> SandboxResult:
+    """Run ``argv`` in the sandbox with the project importable (root, and ``src/`` for src layouts),
+    then ``libs`` (the packages it imports, :mod:`daemon.workspace.packages`; read-only)."""
+    paths = [str(root)] + ([str(root / "src")] if (root / "src").is_dir() else []) + [str(p) for p in libs]
     env = {**(env or {}), "PYTHONPATH": os.pathsep.join(paths)}
-    result = await run_sandboxed(argv, cwd=root, timeout=timeout, env=env)
+    result = await run_sandboxed(argv, cwd=root, timeout=timeout, env=env, readable=libs)
     log.debug("sandboxed %s: exit %s in %.1f s; %s", argv[:4], result.returncode, result.duration_s, result.notes)
     return result
 
