@@ -119,8 +119,13 @@ class Producer:
                                          "instead of real code. Write the file's real lines.")
                 broken = next((p for e in edits if e.kind == "whole"
                                and (p := python_problem(e.path, e.content, self.bench.read(e.path)))), None)
-                if broken:
+                if broken and not (attempt == phase.max_retries and self.bench.chain.start == "empty"):
                     raise EditParseError(broken)
+                if broken:  # a new program's last try: better to run it and send the error back than to fail
+                    warnings.append(f"phase {phase.name!r}: kept the {phase.assistant}'s files after "
+                                    f"{attempt + 1} tries though {broken.split('. ')[0].removeprefix('your ')}; "
+                                    "running it shows the error to the next phase")
+                    await self._say(EventKind.LOG, {"level": "warning", "text": warnings[-1]}, phase.assistant)
                 self.confine_to_user_tree([e.path for e in edits])
                 if not phase.new_files:
                     self.refuse_new_files([e.path for e in edits if e.kind != "delete"])

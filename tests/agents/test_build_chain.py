@@ -224,3 +224,29 @@ async def test_a_crash_the_repair_sends_back_unchanged_is_written_anew_from_the_
     assert "```python main.py" in rewrite  # every file in full, as the first step was asked
     assert outcome.test_report["ok"] and not outcome.warnings
     assert "import random" in outcome.change.diff and "pygame" not in outcome.change.diff
+
+
+BROKEN = '''```python main.py
+import random
+
+
+def main(:
+    print("Dice:", random.randint(1, 6))
+```'''
+
+
+async def test_a_new_program_that_stays_invalid_python_is_kept_and_completed(fake_llm, make_runner, recorder):
+    fake_llm.add_rule(BROKEN, user="Reply with every file of the program in full")
+    fake_llm.add_rule(BROKEN, user="Your edits were not applied")  # both corrections come back as broken
+    fake_llm.add_rule(STDLIB, user="These places are still unfinished:")
+    fake_llm.add_rule("# Dice\n\nRolls a die: `python main.py`.\n", user="Write README.md")
+    outcome = await make_runner().run(JobSpec(chain="build", task="a dice roller", job_id="job-broken"))
+
+    assert outcome.status == "succeeded", outcome.error
+    assert [r.last_user.split(".")[0] for r in fake_llm.requests[1:3]] == ["Your edits were not applied"] * 2
+    assert any("kept the programmer's files after 3 tries though main.py is not valid Python (line 4" in w
+               for w in outcome.warnings)
+    assert recorder.phases_finished() == ["coding", "complete", "environment", "manual"]
+    completion = fake_llm.requests[3].last_user
+    assert completion.startswith("These places are still unfinished:\nmain.py:4: does not parse")
+    assert outcome.test_report["ok"] and "def main(:" not in outcome.change.diff
