@@ -23,7 +23,8 @@ class RowSummary:
     completion_tokens: float
     calls: float
     seconds: float
-    max_seconds: float  # the slowest item: a review must finish in its time every time, not on average
+    max_seconds: float  # the slowest item
+    max_job_seconds: float  # the slowest job: a review must finish in its time every time, not on average
     failed: int
     capped: int
     tokens_per_solved: float | None  # prompt + completion tokens of the row / solved items; None: none solved
@@ -42,6 +43,7 @@ class RowSummary:
                    prompt_tokens=mean("prompt_tokens"), completion_tokens=mean("completion_tokens"),
                    calls=mean("calls"), seconds=round(sum(r.seconds for r in results) / n, 2),
                    max_seconds=round(max((r.seconds for r in results), default=0.0), 1),
+                   max_job_seconds=round(max((r.job_seconds or r.seconds for r in results), default=0.0), 1),
                    failed=sum(r.status == "failed" for r in results), capped=sum(r.status == "capped" for r in results),
                    tokens_per_solved=round(tokens / solved, 1) if solved else None)
 
@@ -49,14 +51,15 @@ class RowSummary:
         """The row's table cells after its label (see :data:`HEAD`)."""
         return [f"{self.solved}/{self.items}", *(_num(self.scores[n]) for n in score_names), _num(self.prompt_tokens),
                 _num(self.completion_tokens), "—" if self.tokens_per_solved is None else _num(self.tokens_per_solved),
-                _num(self.calls), f"{self.seconds:.1f}", f"{self.max_seconds:.1f}", str(self.failed),
+                _num(self.calls), f"{self.seconds:.1f}", f"{self.max_seconds:.1f}", f"{self.max_job_seconds:.1f}",
+                str(self.failed),
                 str(self.capped)]
 
 
 def head(score_names: tuple[str, ...]) -> list[str]:
     """The table's header after the label columns, in the order of :meth:`RowSummary.cells`."""
     return ["solved", *score_names, "prompt tok/item", "compl. tok/item", "tok/solved", "calls/item", "s/item",
-            "max s", "failed", "capped"]
+            "max s", "max job s", "failed", "capped"]
 
 
 def render(title: str, lines: list[list[str]]) -> str:

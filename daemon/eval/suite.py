@@ -114,6 +114,7 @@ class ItemResult:
     completion_tokens: int = 0
     calls: int = 0
     seconds: float = 0.0
+    job_seconds: float = 0.0  # its slowest job (a review item is two: the buggy and the canonical file)
     jobs: list[str] = field(default_factory=list)
     detail: dict[str, Any] = field(default_factory=dict)
 
@@ -128,6 +129,7 @@ class ItemResult:
                    prompt_tokens=sum(r.prompt_tokens for r in runs),
                    completion_tokens=sum(r.completion_tokens for r in runs),
                    calls=sum(r.calls for r in runs), seconds=round(sum(r.seconds for r in runs), 3),
+                   job_seconds=round(max((r.seconds for r in runs), default=0.0), 3),
                    jobs=[r.job_id for r in runs if r.job_id], detail=dict(detail or {}))
 
     @classmethod

@@ -60,11 +60,12 @@ def test_tokens_per_solved_item_are_a_rows_tokens_over_its_solved_items_and_a_da
     assert report.to_json()["summary"]["bare"]["tokens_per_solved"] is None
 
 
-def test_a_row_reports_its_slowest_item_beside_the_mean() -> None:
-    results = [ItemResult("s", "a", "team", True, seconds=10.0), ItemResult("s", "b", "team", True, seconds=50.0)]
+def test_a_row_reports_its_slowest_item_and_job_beside_the_mean() -> None:
+    results = [ItemResult("s", "a", "team", True, seconds=10.0, job_seconds=6.0),
+               ItemResult("s", "b", "team", True, seconds=50.0, job_seconds=35.0)]
     report = EvalReport("s", "m", "abc", ["a", "b"], ["team"], (), results)
     head, team = report.table().splitlines()[1:]
-    assert head.split()[-5:] == ["s/item", "max", "s", "failed", "capped"]
-    assert team.split()[-4:] == ["30.0", "50.0", "0", "0"]
-    assert (report.to_json()["summary"]["team"]["seconds"], report.to_json()["summary"]["team"]["max_seconds"]) \
-        == (30.0, 50.0)
+    assert head.split()[-8:] == ["s/item", "max", "s", "max", "job", "s", "failed", "capped"]
+    assert team.split()[-5:] == ["30.0", "50.0", "35.0", "0", "0"]
+    summary = report.to_json()["summary"]["team"]
+    assert (summary["seconds"], summary["max_seconds"], summary["max_job_seconds"]) == (30.0, 50.0, 35.0)
