@@ -22,7 +22,8 @@ from typing import Any
 from daemon.agents.findings import Finding
 from daemon.agents.model import Phase
 from daemon.agents.workbench import Workbench
-from daemon.workspace.doctests import run_doctests
+from daemon.llm.gateway import TIME_LIMIT
+from daemon.workspace.doctests import DOCTEST_SECONDS, run_doctests
 from daemon.workspace.edits import EditApplyError, EditParseError, apply_edits, parse_edits
 from daemon.workspace.paths import PathOutsideWorkspace
 from daemon.workspace.scratch import NotEditable, Scratch
@@ -63,7 +64,9 @@ async def repair_findings(bench: Workbench, phase: Phase, reply: Any) -> tuple[l
     if before is None or before.ok or not files or workspace is None:
         return [], "no failing docstring example to repair"
     if getattr(reply, "cut_at_cap", False):
-        return [], f"the repair stopped at its cap of {phase.token_cap} tokens; not tried"
+        cap = ("the job's time limit" if getattr(reply, "finish_reason", None) == TIME_LIMIT
+               else f"its cap of {phase.token_cap} tokens")
+        return [], f"the repair stopped at {cap}; not tried"
     try:
         edits = [e for e in parse_edits(reply, default_path=files[0] if len(files) == 1 else None)
                  if e.path in files]
@@ -79,7 +82,7 @@ async def repair_findings(bench: Workbench, phase: Phase, reply: Any) -> tuple[l
             return [], f"the repair could not be applied ({str(exc).splitlines()[0]})"
         if not changed:
             return [], "the repair changed nothing"
-        after = await run_doctests(scratch.root, files)
+        after = await run_doctests(scratch.root, files, timeout=bench.seconds_left(DOCTEST_SECONDS))
         repaired = {p: scratch.read(p) for p in changed}
     finally:
         await asyncio.to_thread(scratch.cleanup)

@@ -94,6 +94,7 @@ class _Run:
         try:
             scratch = await self._scratch()
             self.bench = Workbench(self.spec, self.chain, scratch, budget_chars=self.context_tokens * 4)
+            self.bench.deadline = self.meter.deadline
             test_command = self.spec.test_command or self.runner.settings.test_command
             self.tools = Tools(self.bench, self.say, test_command=test_command, context_tokens=self.context_tokens,
                                window=self.runner.settings.model.context_window)

@@ -19,10 +19,10 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from daemon.workspace.packages import outside_imports
 from daemon.workspace.repomap import symbols_for
 
 _SOURCE = (".py", ".pyi", ".js", ".ts", ".go", ".rs", ".rb", ".java", ".c", ".cpp", ".cs")
@@ -126,40 +126,12 @@ def code_map(files: dict[str, str], skip: list[str] | None = None) -> str:
     return "\n".join(out)
 
 
-def _module_names(paths: list[str]) -> set[str]:
-    """The top-level names the project's own files can be imported by."""
-    names = set()
-    for path in paths:
-        parts = PurePosixPath(path).parts
-        for i, part in enumerate(parts):
-            names.add(part.removesuffix(".py") if i == len(parts) - 1 else part)
-    return names
-
-
 def third_party_imports(files: dict[str, str]) -> str:
     """What requirements.txt must cover: the top-level modules the code imports that are neither the
     standard library nor the project's own, one a line; the first lines of files in other languages
     (their imports are not parsed here); "" when there is nothing."""
-    own = _module_names(list(files))
-    found: dict[str, None] = {}
-    other = []
-    for path, text in sorted(files.items()):
-        if path.endswith((".py", ".pyi")):
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError):
-                other.append(path)
-                continue
-            for node in ast.walk(tree):
-                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                         else [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level
-                         else [])
-                for name in names:
-                    top = name.split(".")[0]
-                    if top not in sys.stdlib_module_names and top not in own and top != "__future__":
-                        found[top] = None
-        elif path.endswith(_SOURCE):
-            other.append(path)
+    found, broken = outside_imports(files)
+    other = sorted(broken + [p for p in files if p.endswith(_SOURCE) and not p.endswith((".py", ".pyi"))])
     lines = list(found)
     for path in other:  # another language (or unparsable): its head, where imports are
         head = "\n".join(files[path].splitlines()[:40])

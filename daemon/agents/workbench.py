@@ -9,6 +9,7 @@ silently dropped.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,13 @@ class Workbench:
         self.unfinished_text = ""
         self.left_out: list[str] = []
         self.view: View | None = None  # set by the runner for each phase of a loop (daemon.agents.scope)
+        self.deadline: float | None = None  # time.monotonic() at the chain's time_limit (set by the runner)
+
+    def seconds_left(self, at_most: float, at_least: float = 2.0) -> float:
+        """A timeout for a run now: ``at_most``, or less when the chain's time limit is nearer."""
+        if self.deadline is None:
+            return at_most
+        return max(at_least, min(at_most, self.deadline - time.monotonic()))
 
     # -- files --------------------------------------------------------------------------
     def read(self, path: str) -> str | None:

@@ -30,7 +30,7 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from daemon import paths
 from daemon.workspace.files import list_repo_files
@@ -74,33 +74,54 @@ def enabled() -> bool:
     return os.environ.get("TROUPE_PACKAGES", "on").strip().lower() not in ("0", "off", "false", "no")
 
 
-def third_party_imports(root: Path, *, skip_importable: bool = True) -> list[str]:
-    """The top-level modules the project's Python files import that are not the standard library,
-    not the project's own modules and (``skip_importable``) not importable by Troupe's Python
-    already; sorted."""
-    files = [rel for rel in list_repo_files(root) if rel.endswith(".py")]
-    local: set[str] = set()
-    for rel in files:
-        parts = rel.split("/")
-        local.update(parts[:-1])
-        local.add(parts[-1][:-3])
-    found: set[str] = set()
-    for rel in files:
-        path = root / rel
+def own_modules(paths: list[str]) -> set[str]:
+    """The top-level names the project's own files can be imported by (a folder, or a file's stem)."""
+    names = set()
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        for i, part in enumerate(parts):
+            names.add(part.removesuffix(".py") if i == len(parts) - 1 else part)
+    return names
+
+
+def outside_imports(files: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(the top-level modules the Python files import that are neither the standard library nor the
+    project's own, in the order of the sorted paths; the Python files that do not parse)."""
+    own = own_modules(list(files))
+    found: dict[str, None] = {}
+    broken = []
+    for path, text in sorted(files.items()):
+        if not path.endswith((".py", ".pyi")):
+            continue
         try:
-            if path.stat().st_size > _MAX_FILE_BYTES:
-                continue
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, SyntaxError, ValueError):
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            broken.append(path)
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                found.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                found.add(node.module.split(".")[0])
-    return sorted(name for name in found if _NAME.match(name) and name not in local
-                  and name not in sys.stdlib_module_names and name != "__future__"
-                  and not (skip_importable and _importable(name)))
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                     else [])
+            for name in names:
+                top = name.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in own and top != "__future__":
+                    found[top] = None
+    return list(found), broken
+
+
+def third_party_imports(root: Path, *, skip_importable: bool = True) -> list[str]:
+    """The project's :func:`outside_imports` that (``skip_importable``) Troupe's Python cannot
+    import already; sorted."""
+    files = {}
+    for rel in list_repo_files(root):
+        path = root / rel
+        try:
+            if rel.endswith(".py") and path.stat().st_size <= _MAX_FILE_BYTES:
+                files[rel] = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    found, _ = outside_imports(files)
+    return sorted(name for name in found if _NAME.match(name) and not (skip_importable and _importable(name)))
 
 
 def _importable(name: str) -> bool:

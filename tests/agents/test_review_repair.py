@@ -6,8 +6,12 @@ costs no repair call, and the user's tree is never touched."""
 
 from __future__ import annotations
 
+import time
+
 from daemon.agents.job import JobSpec
+from daemon.agents.loader import load_chains
 from daemon.agents.repair import hunks
+from daemon.agents.workbench import Workbench
 from daemon.eval.scoring import apply_line_fix
 from daemon.events import EventKind
 from tests.agents.conftest import snapshot_tree, write_tree
@@ -85,3 +89,13 @@ def test_hunks_are_the_changed_lines_an_insertion_keeps_its_anchor_and_a_rewrite
     for after in ("a\nB\nc\nd\n", "a\nb\nnew\nc\nd\n", "top\na\nb\nc\nd\n", "a\nc\nd\n"):
         (start, end, fix), = hunks(before, after)
         assert apply_line_fix(before, start, end, fix) == after
+
+
+def test_the_repairs_check_on_a_copy_is_bounded_by_the_time_the_chain_has_left():
+    chain = load_chains().get("review")
+    bench = Workbench(JobSpec(chain="review", task="review"), chain, None, budget_chars=1000)
+    assert bench.seconds_left(30.0) == 30.0  # no time limit: the examples' own bound
+    bench.deadline = time.monotonic() + 5
+    assert 3.0 < bench.seconds_left(30.0) <= 5.0
+    bench.deadline = time.monotonic() - 10
+    assert bench.seconds_left(30.0) == 2.0  # past it: a short last chance, never a negative timeout
