@@ -64,9 +64,13 @@ async def run_tests(
     root = Path(root)
     if not python:
         python = await asyncio.to_thread(project_python)
-    libs = (await packages.for_project(root)).paths  # what it imports from PyPI (wheels), installed once
+    ours = python in (sys.executable, await asyncio.to_thread(project_python))
+    libs: list[Path] = []
+    if ours:  # Troupe's interpreter lacks what the project imports from PyPI: wheels, installed once
+        libs = (await packages.for_project(root)).paths  # (a project's own interpreter has its own)
     if command:
         argv = _configured(command, python)
+        libs = libs if argv[0] == python else []
         if _is_pytest(argv, python):
             return (await _pytest(root, argv, timeout, libs))[0]
         return await _plain(root, argv, timeout, libs)

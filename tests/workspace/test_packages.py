@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import sys
 import zipfile
 from pathlib import Path
 
@@ -92,3 +93,13 @@ async def test_installing_is_off_when_troupe_packages_is_off(index, tmp_path, mo
     report = await run_tests(root)
     assert not report.ok and "No module named 'starmath'" in report.output_tail
     assert not (tmp_path / "home" / "packages").exists()
+
+
+async def test_a_projects_own_interpreter_gets_nothing_installed_or_shadowed(index, tmp_path):
+    root = write_tree(tmp_path / "p", PROGRAM)
+    own = root / ".venv" / "bin" / "python"
+    own.parent.mkdir(parents=True)
+    own.symlink_to(sys.executable)  # another interpreter than Troupe's: the project's virtualenv
+    report = await run_tests(root, python=str(own))
+    assert not report.ok and "No module named 'starmath'" in report.output_tail
+    assert not (packages.store() / "starmath").exists()
