@@ -257,7 +257,7 @@ class Gateway:
             except Exception as exc:  # classified below; nothing is swallowed
                 if deadline is not None and time.monotonic() >= deadline:
                     raise TimeLimitReached(f"the time limit passed while model {name} was called "
-                                           f"({redact(type(exc).__name__)})") from None
+                                           f"({type(exc).__name__})") from None
                 retryable, reason = self._classify(litellm, exc)
                 if not retryable:
                     raise LLMError(f"model {name} refused the request: {reason}") from None
