@@ -20,7 +20,6 @@ cannot produce what it must ends the job as ``failed`` with a readable error; ca
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import itertools
 import re
 import time
@@ -83,11 +82,6 @@ class _Run:
         self.resume_mark = 0
         self.bench: Workbench | None = None
         self.last_review: LastReview | None = None  # what the current review loop's reviewer saw and said
-        # (phase, prompt) -> the files right after it was answered: with greedy calls the same prompt on
-        # the same files gets the same reply, which changes nothing again (a rewrite seeing the same failure)
-        self.answered: dict[tuple[str, str], dict[str, str]] = {}
-        gateway_temperature = getattr(runner.gateway, "temperature", None)  # a team's own (daemon.teams)
-        self.greedy = runner.settings.model.temperature == 0 and gateway_temperature in (None, 0)
 
     async def say(self, kind: EventKind, data: dict[str, Any], role: str | None = None) -> None:
         await self.runner.emit(Event(kind, data, phase=self.phase_name, role=role, job_id=self.spec.job_id))
@@ -339,10 +333,6 @@ class _Run:
             if guide.skip:
                 return await self._skipped(phase, cycle, guide.skip)
             prompt += guide.note
-        asked = (phase.name, hashlib.sha256(prompt.encode()).hexdigest())
-        if phase.produces is Produces.CODE and self.greedy and self.answered.get(asked) == self.bench.snapshot():
-            return await self._skipped(phase, cycle, "the same prompt was answered before in this job and the files "
-                                       "are as that reply left them: a greedy model would reply the same")
         delegate = self.runner.delegate
         if delegate is not None and delegate.handles(phase):
             return await self._delegated(delegate, phase, cycle, prompt)
@@ -365,8 +355,6 @@ class _Run:
             product.findings = await self.runner.experience.after_phase(phase, cycle, dialogue, product,
                                                                          self.bench.read)
         self.bench.conclusions[phase.name] = product.conclusion
-        if phase.produces is Produces.CODE:
-            self.answered[asked] = self.bench.snapshot()
         self.outcome.findings.extend(product.findings)
         self.outcome.rejected_findings.extend({"finding": r.raw, "reason": r.reason} for r in product.rejected)
         self.outcome.warnings.extend(product.warnings)

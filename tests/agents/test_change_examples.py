@@ -149,20 +149,3 @@ async def test_a_fix_attempt_that_cannot_be_used_ends_its_loop_not_the_job(fake_
     assert any(w.startswith("loop 'rewrite' stopped: phase 'rewrite': the programmer's edits could not be used")
                for w in outcome.warnings), outcome.warnings
     assert outcome.tests == "failed" and "+    return b - a" in outcome.change.diff
-
-
-async def test_a_prompt_already_answered_on_the_same_files_is_not_sent_again(fake_llm, make_runner, recorder,
-                                                                             tmp_path):
-    repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
-    script(fake_llm, whole(CALC.replace("return a - b", "return a * b")))
-    fake_llm.add_rule(whole(CALC.replace("return a - b", "return b - a")), user="Write each missing body anew")
-    fake_llm.default_reply = whole(CALC.replace("return a - b", "return b - a"))
-    outcome = await make_runner().run(JobSpec(chain="change", task=TASK, workspace=repo, files=["calc.py"]))
-    assert outcome.status == "succeeded", outcome.error
-    rewrites = [r for r in fake_llm.requests if "Write each missing body anew" in r.last_user]
-    assert len(rewrites) == 2  # the first one's failure differs; the second one's reply changed nothing
-    skipped = [e.data for e in recorder.of(EventKind.PHASE_FINISHED) if e.data["phase"] == "rewrite"
-               and e.data.get("skipped")]
-    assert [s["cycle"] for s in skipped] == [3]
-    assert skipped[0]["skipped"].startswith("the same prompt was answered before in this job")
-    assert outcome.tests == "failed"
