@@ -62,12 +62,11 @@ async def run_tests(
     Raises ``daemon.sandbox.SandboxError`` when the sandbox itself cannot be set up.
     """
     root = Path(root)
-    if not python:
-        python = await asyncio.to_thread(project_python)
-    ours = python in (sys.executable, await asyncio.to_thread(project_python))
+    troupe_python = await asyncio.to_thread(project_python)
+    python = python or troupe_python
     libs: list[Path] = []
-    if ours:  # Troupe's interpreter lacks what the project imports from PyPI: wheels, installed once
-        libs = (await packages.for_project(root)).paths  # (a project's own interpreter has its own)
+    if python in (sys.executable, troupe_python):  # it lacks what the project imports from PyPI: wheels,
+        libs = (await packages.for_project(root)).paths  # installed once (a project's own venv has its own)
     if command:
         argv = _configured(command, python)
         libs = libs if argv[0] == python else []
