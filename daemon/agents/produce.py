@@ -113,13 +113,20 @@ class Producer:
                 edits = parse_edits(reply, default_path=default)
                 if not edits:
                     raise EditParseError("your reply contains no file edit.\n\n" + EDIT_FORMAT_HELP)
-                copied = next((c for e in edits if (c := copied_placeholder(e.content + "\n" + e.replace))), None)
-                if copied:
-                    raise EditParseError(f"your edit of {edits[0].path} holds the words {copied} from the format "
-                                         "instead of real code. Write the file's real lines.")
+                last_try = attempt == phase.max_retries and self.bench.chain.start == "empty"
+                copied = [(e, c) for e in edits if (c := copied_placeholder(e.content + "\n" + e.replace))]
+                if copied and last_try and len(copied) < len(edits):  # a new program: keep the files it wrote
+                    edits = [e for e in edits if all(e is not bad for bad, _ in copied)]
+                    warnings.append(f"phase {phase.name!r}: left out {', '.join(e.path for e, _ in copied)}, "
+                                    f"which held only the format's {copied[0][1]}; running the rest shows what is "
+                                    "missing to the next phase")
+                    await self._say(EventKind.LOG, {"level": "warning", "text": warnings[-1]}, phase.assistant)
+                elif copied:
+                    raise EditParseError(f"your edit of {copied[0][0].path} holds the words {copied[0][1]} from the "
+                                         f"format instead of real code. Write the real lines of {copied[0][0].path}.")
                 broken = next((p for e in edits if e.kind == "whole"
                                and (p := python_problem(e.path, e.content, self.bench.read(e.path)))), None)
-                if broken and not (attempt == phase.max_retries and self.bench.chain.start == "empty"):
+                if broken and not last_try:
                     raise EditParseError(broken)
                 if broken:  # a new program's last try: better to run it and send the error back than to fail
                     warnings.append(f"phase {phase.name!r}: kept the {phase.assistant}'s files after "

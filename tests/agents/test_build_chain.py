@@ -250,3 +250,35 @@ async def test_a_new_program_that_stays_invalid_python_is_kept_and_completed(fak
     completion = fake_llm.requests[3].last_user
     assert completion.startswith("These places are still unfinished:\nmain.py:4: does not parse")
     assert outcome.test_report["ok"] and "def main(:" not in outcome.change.diff
+
+
+LAZY = '''```python main.py
+import random
+
+
+def main():
+    print("Dice:", random.randint(1, 6))
+
+
+if __name__ == "__main__":
+    main()
+```
+
+```python dice.py
+<the complete file>
+```'''
+
+
+async def test_a_file_left_as_the_formats_placeholder_is_named_and_at_last_left_out(fake_llm, make_runner,
+                                                                                    recorder):
+    fake_llm.add_rule(LAZY, user="Reply with every file of the program in full")
+    fake_llm.add_rule(LAZY, user="Your edits were not applied")
+    fake_llm.add_rule("# Dice\n\nRolls a die: `python main.py`.\n", user="Write README.md")
+    outcome = await make_runner().run(JobSpec(chain="build", task="a dice roller", job_id="job-lazy"))
+
+    assert outcome.status == "succeeded", outcome.error
+    corrections = [r.last_user for r in fake_llm.requests if r.last_user.startswith("Your edits were not applied")]
+    assert len(corrections) == 2 and all("your edit of dice.py holds the words <the complete file>" in c
+                                         for c in corrections)
+    assert any("left out dice.py, which held only the format's <the complete file>" in w for w in outcome.warnings)
+    assert outcome.change.files == ["README.md", "main.py"] and outcome.test_report["ok"]
