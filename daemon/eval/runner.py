@@ -37,7 +37,7 @@ class DaemonContext:
         self.model = model
         self.job_timeout = job_timeout
         self.poll = poll
-        self.models_seen: set[str] = set()  # what the daemon's replies said answered (the bare row's jobs)
+        self.models_seen: set[str] = set()  # what the daemon's replies and usage events said answered
         self._scratch = Path(tempfile.mkdtemp(prefix="troupe-eval-"))
         self._workspaces: list[int] = []
 
@@ -92,6 +92,7 @@ class DaemonContext:
             self.models_seen.add(outcome.model)
         ran = (info.finished_at - info.started_at) if info.finished_at and info.started_at else waited
         calls = await self._calls(info)  # a cancelled job has no result: its events still count
+        self.models_seen.update(call.model for call in calls if call.model)  # a team's jobs name it per call
         capped = outcome.capped or bool(_BUDGET_SPENT.search(info.error or "")) or any(
             call.finish_reason in ("length", TIME_LIMIT) for call in calls)
         return JobRun(job_id=info.id, kind=info.kind, state="timeout" if timed_out else info.state,
