@@ -4,8 +4,11 @@ Run by :class:`daemon.llm.local.LocalModelServer` as ``python -m daemon.llm.loca
 settings as JSON in ``TROUPE_LOCAL_SERVER`` (the environment, not the command line: other users can
 read a command line, not an environment). It serves on loopback with the given API key, and exits
 when told to (SIGTERM) or as soon as the daemon that started it is gone — even one killed with
-SIGKILL: the kernel sends SIGTERM on the parent's death (``PR_SET_PDEATHSIG``) and a watch on the
-parent's pid catches the rest (a parent gone before that was set, a non-Linux system).
+SIGKILL: the kernel kills it on the parent's death (``PR_SET_PDEATHSIG`` with SIGKILL, which needs
+no Python code to run: while llama.cpp loads a model it holds the interpreter, and a SIGTERM
+handler or a thread would wait for the load to end — over 30 s on two busy cores), and a watch on
+the parent's pid catches the rest (a parent gone before that was set, a non-Linux system). Nothing
+is lost: the server keeps no state, and the OS frees the model.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ def die_with_parent(parent: int) -> None:
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         except (OSError, AttributeError):
             pass  # the watch below still ends the process, within a second
     if os.getppid() != parent:
