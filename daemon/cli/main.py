@@ -107,8 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_parser(sub)
     add_team_parsers(sub)
 
-    # The adapters own their options: `troupe lsp …` is handed to lsp.app untouched (see main()).
+    # The adapters own their options: `troupe lsp …` / `troupe mcp …` go to lsp.app / mcp_server.app untouched.
     sub.add_parser("lsp", help="the language server over stdio (`troupe lsp --help` lists its options)",
+                   add_help=False)
+    sub.add_parser("mcp", help="the team as an MCP server over stdio, for agent clients (`troupe mcp --help`)",
                    add_help=False)
     from slack_bot.__main__ import add_arguments as slack_arguments  # argparse only: cheap
 
@@ -126,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
         from lsp.app import main as lsp_main
 
         return lsp_main(argv[1:])
+    if argv[:1] == ["mcp"]:
+        from mcp_server.app import main as mcp_main
+
+        return mcp_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
