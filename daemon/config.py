@@ -91,6 +91,7 @@ class Settings:
     review_on_save: bool = True
     test_on_save: bool = False
     test_command: str | None = None
+    per_test_timeout: float = 30.0  # [test] per_test_timeout: seconds before one test is stopped as hanging
     sources: list[str] = field(default_factory=list)
 
 
@@ -158,6 +159,9 @@ def _apply(settings: Settings, data: dict[str, Any], source: str) -> None:
         settings.test_on_save = _expect(test["on_save"], bool, f"{source}: test.on_save")
     if "command" in test:
         settings.test_command = _expect(test["command"], str, f"{source}: test.command")
+    if "per_test_timeout" in test:
+        settings.per_test_timeout = float(_expect(test["per_test_timeout"], (int, float),
+                                                  f"{source}: test.per_test_timeout"))
     settings.sources.append(source)
 
 

@@ -231,6 +231,7 @@ class TestReport(msgspec.Struct, kw_only=True, frozen=True):
     failed: int = 0
     summary: str = ""
     failures: list[TestFailure] = []
+    cannot_run: str = ""  # why the tests cannot run here at all (a missing runner or package), else ""
 
     @property
     def failed_run(self) -> str | None:

@@ -97,7 +97,8 @@ class _Run:
             self.bench.deadline = self.meter.deadline
             test_command = self.spec.test_command or self.runner.settings.test_command
             self.tools = Tools(self.bench, self.say, test_command=test_command, context_tokens=self.context_tokens,
-                               window=self.runner.settings.model.context_window)
+                               window=self.runner.settings.model.context_window,
+                               per_test_timeout=self.runner.settings.per_test_timeout)
             self.produce = Producer(self.bench, self.say)
             start = (0, 0, 0)
             if self.spec.resume_from:
@@ -174,6 +175,12 @@ class _Run:
         report = out.test_report
         if report and tested:
             out.tests = "passed" if report["ok"] else "failed" if report["ran"] else "not run"
+            if out.status == "succeeded" and out.tests == "failed" and out.change is None:
+                # the job is there to make the tests pass: failing tests and nothing proposed is no success
+                out.status = "failed"
+                first = str(report["summary"]).split("\n", 1)[0]
+                out.error = (f"the tests cannot run here: {report['cannot_run']}" if report.get("cannot_run") else
+                             f"the tests still fail and the team proposed no change ({first})")
         if answers:
             out.conclusion = bench.conclusions[answers[-1].name]
         elif report is not None and out.tests == "failed":
@@ -282,6 +289,12 @@ class _Run:
         """A test loop with no tests to run has nothing to fix: it is skipped, and says so (unless the
         chain asks the team to write the tests, ``without_tests = "run"``)."""
         report = self.bench.test_report if self.bench is not None else None
+        cannot = str(getattr(report, "cannot_run", "") or "")
+        if loop.until is Until.TESTS_PASS and cannot:
+            reason = f"the tests cannot run here: {cannot}"  # no change to the code would help
+            await self.say(EventKind.LOG, {"level": "warning", "text": f"loop {loop.name!r} skipped: {reason}",
+                                           "skipped": loop.name, "reason": reason})
+            return True
         if loop.until is not Until.TESTS_PASS or loop.without_tests != "skip" or getattr(report, "ran", True):
             return False
         assert report is not None

@@ -33,14 +33,16 @@ def report_to_dict(report: Any) -> dict[str, Any] | None:
         failures.append(dataclasses.asdict(failure) if plain else {"text": str(failure)})
     return {"ok": bool(report.ok), "ran": bool(getattr(report, "ran", True)),
             "passed": getattr(report, "passed", 0), "failed": getattr(report, "failed", 0),
-            "summary": str(report.summary()), "failures": failures}
+            "summary": str(report.summary()), "failures": failures,
+            "cannot_run": str(getattr(report, "cannot_run", "") or "")}
 
 
 class Tools:
     def __init__(self, bench: Workbench, say: Any, *, test_command: str | None, context_tokens: int,
-                 window: int) -> None:
+                 window: int, per_test_timeout: float = testing.PER_TEST_TIMEOUT) -> None:
         self.bench, self._say = bench, say
         self.test_command, self.context_tokens, self.window = test_command, context_tokens, window
+        self.per_test_timeout = per_test_timeout
         self._tested: list[tuple[str, str]] | None = None  # the code the last test run saw
 
     async def run(self, step: Tool) -> None:
@@ -78,7 +80,8 @@ class Tools:
         try:
             examples = await doctests.run_doctests(scratch.root, files)
             report = examples if examples_only else doctests.merged(
-                await testing.run_tests(scratch.root, self.test_command, timeout=TEST_TIMEOUT), examples)
+                await testing.run_tests(scratch.root, self.test_command, timeout=TEST_TIMEOUT,
+                                        per_test_timeout=self.per_test_timeout), examples)
         finally:
             if temporary is not None:
                 await asyncio.to_thread(temporary.cleanup)

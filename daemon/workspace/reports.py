@@ -40,6 +40,12 @@ class TestReport:
     output_tail: str = ""
     seconds: float = 0.0
     timed_out: bool = False
+    cannot_run: str = ""  # why these tests cannot run here at all (a missing runner or package): no fix helps
+
+    @property
+    def hanging(self) -> list[TestFailure]:
+        """The tests stopped by their own timeout (pytest-timeout, or the unittest runner's alarm)."""
+        return [f for f in self.failures if "Timeout" in f.message[:80]]
 
     @property
     def ran(self) -> bool:
@@ -55,8 +61,13 @@ class TestReport:
             return self.output_tail
         verdict = "PASSED" if self.ok else "FAILED"
         lines = [f"Tests {verdict}: {counts or 'nothing collected'} ({what}, {self.seconds:.1f} s)"]
+        if self.cannot_run:
+            lines.append(f"The tests cannot run here: {self.cannot_run}.")
         if self.timed_out:
             lines.append(f"Timed out after {self.seconds:.0f} s: an endless loop, or a wait for input or network?")
+        for failure in self.hanging:
+            where = f"{failure.file}:{failure.line}" if failure.file else failure.test_id
+            lines.append(f"HANGING {failure.test_id}: stopped by its own timeout at {where}")
         for failure in self.failures[:max_failures]:
             where = f" at {failure.file}:{failure.line}" if failure.file else ""
             lines += ["", f"FAILED {failure.test_id}{where}"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib.util
 import json
 import logging
 import os
@@ -37,8 +36,18 @@ from daemon.workspace.reports import (
     parse_pytest_counts,
     traceback_failure,
 )
+from daemon.workspace.runners import (
+    PER_TEST_TIMEOUT,
+    RUNNER_MISSING,
+    UNITTEST_RUNNER,
+    cannot_run,
+    parse_unittest,
+    pytest_arguments,
+    without_warnings,
+)
 
-__all__ = ["LintIssue", "TestFailure", "TestReport", "entry_point", "has_tests", "run_tests", "static_check"]
+__all__ = ["PER_TEST_TIMEOUT", "LintIssue", "TestFailure", "TestReport", "entry_point", "has_tests", "run_tests",
+           "static_check"]
 
 log = logging.getLogger("troupe.workspace")
 
@@ -49,14 +58,18 @@ _PYTEST_NO_TESTS = 5
 
 
 async def run_tests(
-    root: Path, command: str | None = None, timeout: float = 120, python: str | None = None
+    root: Path, command: str | None = None, timeout: float = 120, python: str | None = None,
+    per_test_timeout: float = PER_TEST_TIMEOUT,
 ) -> TestReport:
     """Run the tests of the project at ``root`` inside the sandbox.
 
     ``command``: the configured test command (``settings.test_command``), run as given —
     ``pytest``/``python`` at its start mean this interpreter, and a pytest command gets a
     JUnit report appended. Without one: pytest when tests exist (``tests/``, ``test_*.py``,
-    ``*_test.py``), else the entry point for a few seconds. ``python``: the interpreter for
+    ``*_test.py``), ``python -m unittest`` discovery when pytest collects none of them, else the
+    entry point for a few seconds. On Troupe's interpreter pytest loads only the plugins the
+    project declares, and every test has its own timeout (:mod:`daemon.workspace.runners`); a
+    report whose tests cannot run here at all says why in ``cannot_run``. ``python``: the interpreter for
     the project (default: Troupe's libraries without Troupe, :func:`project_python`; pass the
     user's virtualenv python when it has one).
     Raises ``daemon.sandbox.SandboxError`` when the sandbox itself cannot be set up.
@@ -71,11 +84,18 @@ async def run_tests(
         argv = _configured(command, python)
         libs = libs if argv[0] == python else []
         if _is_pytest(argv, python):
-            return (await _pytest(root, argv, timeout, libs))[0]
+            return (await _pytest(root, argv, timeout, libs, per_test_timeout))[0]
         return await _plain(root, argv, timeout, libs)
     if has_tests(root):
-        report, returncode = await _pytest(root, [python, "-m", "pytest", "-q"], timeout, libs)
-        if report.timed_out or returncode != _PYTEST_NO_TESTS:
+        report, returncode = await _pytest(root, [python, "-m", "pytest", "-q"], timeout, libs, per_test_timeout)
+        no_pytest = report.cannot_run == RUNNER_MISSING
+        if report.timed_out or (returncode != _PYTEST_NO_TESTS and not no_pytest):
+            return report
+        # test files pytest does not collect (unittest's test*.py), or an interpreter without pytest
+        fallback, fallback_code = await _unittest(root, python, timeout, libs, per_test_timeout)
+        if fallback.timed_out or fallback_code != _PYTEST_NO_TESTS:
+            return fallback
+        if no_pytest:
             return report
     entry = entry_point(root, python)
     if entry is None:
@@ -131,17 +151,17 @@ def _is_pytest(argv: list[str], python: str) -> bool:
     return argv[:3] == [python, "-m", "pytest"] or Path(argv[0]).name == "pytest"
 
 
-async def _pytest(root: Path, argv: list[str], timeout: float, libs: list[Path]) -> tuple[TestReport, int]:
+async def _pytest(root: Path, argv: list[str], timeout: float, libs: list[Path],
+                  per_test_timeout: float = PER_TEST_TIMEOUT) -> tuple[TestReport, int]:
     report_path = root / f".troupe-junit-{uuid.uuid4().hex}.xml"
     junit = [f"--junitxml={report_path.name}", "-o", "junit_family=xunit1"]
     full = [*argv, "-p", "no:cacheprovider", "--color=no", *junit]
-    env = {}
+    env: dict[str, str] = {}
     if argv[0] in (sys.executable, project_python()):
-        # Troupe's own libraries: its test tools' plugins (pytest-lsp, ...) are not the project's and
-        # cost ~0.7 s a run; keep only pytest-asyncio, which projects commonly rely on.
-        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        if importlib.util.find_spec("pytest_asyncio") is not None:
-            full += ["-p", "pytest_asyncio.plugin"]
+        # Troupe's own libraries: its test tools' plugins (pytest-lsp, ...) are not the project's;
+        # only the project's declared plugins load, and pytest-timeout for a timeout per test.
+        run = pytest_arguments(root, per_test_timeout)
+        full, env = [*full, *run.args], run.env
     try:
         result = await _sandboxed(root, full, timeout, env, libs)
         xml = report_path.read_text(encoding="utf-8", errors="replace") if report_path.is_file() else ""
@@ -152,12 +172,34 @@ async def _pytest(root: Path, argv: list[str], timeout: float, libs: list[Path])
         passed, failed, errors, skipped, failures = parse_junit(xml, root)
     else:
         passed, failed, errors, skipped = parse_pytest_counts(output)
-        failures = [] if result.returncode == 0 else [traceback_failure("pytest", output, root)]
+        failures = [] if result.returncode == 0 else [traceback_failure("pytest", without_warnings(output), root)]
+    ok = result.returncode == 0 and not result.timed_out
     report = TestReport(
-        ok=result.returncode == 0 and not result.timed_out, command=full, passed=passed, failed=failed, errors=errors,
+        ok=ok, command=full, passed=passed, failed=failed, errors=errors,
         skipped=skipped, failures=failures, output_tail=_tail(output), seconds=result.duration_s,
-        timed_out=result.timed_out,
+        timed_out=result.timed_out, cannot_run="" if ok else cannot_run(output, failures, root),
     )
+    return report, result.returncode
+
+
+async def _unittest(root: Path, python: str, timeout: float, libs: list[Path],
+                    per_test_timeout: float = PER_TEST_TIMEOUT) -> tuple[TestReport, int]:
+    """``python -m unittest`` discovery (from ``tests/``, else the root), each test with its own timeout."""
+    out = root / f".troupe-unittest-{uuid.uuid4().hex}.json"
+    argv = [python, "-c", UNITTEST_RUNNER, f"{per_test_timeout:g}", out.name]
+    try:
+        result = await _sandboxed(root, argv, timeout, libs=libs)
+        records = out.read_text(encoding="utf-8", errors="replace") if out.is_file() else "[]"
+    finally:
+        out.unlink(missing_ok=True)
+    output = (result.stdout or "") + (result.stderr or "")
+    passed, failed, errors, skipped, failures = parse_unittest(records, root)
+    if result.returncode not in (0, _PYTEST_NO_TESTS) and not failures and not result.timed_out:
+        failures = [traceback_failure("unittest", output, root)]
+    ok = result.returncode == 0 and not result.timed_out
+    report = TestReport(ok=ok, command=[python, "-m", "unittest"], passed=passed, failed=failed, errors=errors,
+                        skipped=skipped, failures=failures, output_tail=_tail(output), seconds=result.duration_s,
+                        timed_out=result.timed_out, cannot_run="" if ok else cannot_run(output, failures, root))
     return report, result.returncode
 
 
@@ -169,7 +211,7 @@ async def _plain(root: Path, argv: list[str], timeout: float, libs: list[Path]) 
     passed, failed, errors, skipped = parse_pytest_counts(output)
     return TestReport(ok=ok, command=argv, passed=passed, failed=failed or (0 if ok else 1), errors=errors,
                       skipped=skipped, failures=failures, output_tail=_tail(output), seconds=result.duration_s,
-                      timed_out=result.timed_out)
+                      timed_out=result.timed_out, cannot_run="" if ok else cannot_run(output, failures, root))
 
 
 async def _entry(root: Path, argv: list[str], seconds: float, libs: list[Path]) -> TestReport:

@@ -52,3 +52,28 @@ async def test_test_chain_with_passing_tests_asks_no_model(fake_llm, make_runner
     assert outcome.status == "succeeded" and outcome.change is None
     assert outcome.conclusion.startswith("Tests PASSED: 1 passed")
     assert fake_llm.requests == []
+
+
+async def test_tests_that_still_fail_with_no_change_proposed_end_the_job_failed(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", REPO)
+    fake_llm.add_rule("The discount is applied wrongly.", user="For each failure, say")
+    fake_llm.add_rule("I cannot see what to change.", user="Fix the code so the tests pass.")  # no edit at all
+
+    outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
+
+    assert outcome.status == "failed" and outcome.change is None
+    assert outcome.error.startswith("the tests still fail and the team proposed no change (Tests FAILED: 1 failed")
+    assert outcome.tests == "failed"
+
+
+async def test_tests_that_cannot_run_here_are_said_plainly_and_nothing_is_attempted(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {**REPO, "tests/test_cart.py": (
+        "import numpy_that_is_not_installed\nfrom shop.cart import total\n\n\ndef test_total():\n"
+        "    assert total([2, 3]) == 5\n")})
+
+    outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
+
+    assert outcome.status == "failed" and outcome.change is None
+    assert outcome.error.startswith("the tests cannot run here: the tests import numpy_that_is_not_installed, which "
+                                    "is not installed")
+    assert fake_llm.requests == []  # no explanation, no fix attempt: no change to the code would help

@@ -146,4 +146,72 @@ async def test_the_projects_tests_run_without_troupes_own_pytest_plugins_but_asy
     ))
     report = await run_tests(tmp_path)
     assert report.ok, report.summary()
-    assert report.passed == 2
+    assert report.passed == 2  # pytest-asyncio is loaded again: the tests are marked for it
+
+
+async def test_only_the_plugins_a_project_declares_are_loaded_and_a_warning_is_never_the_failure(
+        tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", '[project]\nname = "p"\n[project.optional-dependencies]\n'
+                                      'test = ["pytest", "hypothesis>=6"]\n')
+    write(tmp_path, "tests/test_plugins.py", (
+        "import sys\n\n\n"
+        "def test_declared_plugins_only():\n"
+        "    assert '_hypothesis_pytestplugin' in sys.modules\n"
+        "    assert 'pytest_lsp' not in sys.modules and 'pytest_' + 'asyncio' not in sys.modules\n"
+    ))
+    report = await run_tests(tmp_path)
+    assert report.ok, report.summary()
+
+    broken = tmp_path / "broken"
+    write(broken, "conftest.py", "import warnings\nwarnings.warn('old API', DeprecationWarning)\n"
+                                 "raise RuntimeError('the fixture database is missing')\n")
+    write(broken, "tests/test_x.py", "def test_x():\n    assert True\n")
+    report = await run_tests(broken)
+    assert not report.ok and report.failures
+    assert "the fixture database is missing" in report.failures[0].message
+    assert "Warning" not in report.failures[0].message
+
+
+async def test_a_hanging_test_is_named_with_its_line_and_the_others_still_run(tmp_path: Path) -> None:
+    write(tmp_path, "tests/test_wait.py", (
+        "import time\n\n\n"
+        "def test_before():\n    assert True\n\n\n"
+        "def test_waits_forever():\n    while True:\n        time.sleep(0.05)\n\n\n"
+        "def test_after():\n    assert 1 + 1 == 3\n"
+    ))
+    report = await run_tests(tmp_path, timeout=60, per_test_timeout=2)
+    assert not report.timed_out and (report.passed, report.failed) == (1, 2)
+    [hanging] = report.hanging
+    assert hanging.test_id == "tests/test_wait.py::test_waits_forever" and hanging.line == 10
+    assert "HANGING tests/test_wait.py::test_waits_forever: stopped by its own timeout at tests/test_wait.py:10" \
+        in report.summary()
+    assert any("assert (1 + 1) == 3" in f.message for f in report.failures)
+
+
+async def test_unittest_files_pytest_does_not_collect_run_with_unittest_and_a_timeout_per_test(tmp_path: Path) -> None:
+    write(tmp_path, "tests/testops.py", (  # unittest's test*.py, not pytest's test_*.py
+        "import time\nimport unittest\n\n\n"
+        "class Ops(unittest.TestCase):\n"
+        "    def test_sum(self):\n        self.assertEqual(sum([1, 2]), 4)\n\n"
+        "    def test_hangs(self):\n        while True:\n            time.sleep(0.05)\n\n"
+        "    def test_fine(self):\n        pass\n"
+    ))
+    report = await run_tests(tmp_path, timeout=60, per_test_timeout=2)
+    assert report.command[1:] == ["-m", "unittest"]
+    assert (report.passed, report.failed, report.errors) == (1, 1, 1)
+    assert [f.line for f in report.hanging] == [11]
+    assert any(f.message == "3 != 4" and f.line == 7 for f in report.failures)
+
+
+async def test_a_missing_package_means_the_tests_cannot_run_but_a_missing_project_module_is_a_failure(
+        tmp_path: Path) -> None:
+    write(tmp_path, "tests/test_a.py", "import numpy_that_is_not_installed\n\n\ndef test_a():\n    pass\n")
+    report = await run_tests(tmp_path)
+    assert report.cannot_run.startswith("the tests import numpy_that_is_not_installed, which is not installed")
+    assert "The tests cannot run here" in report.summary()
+
+    own = tmp_path / "own"
+    write(own, "shop/__init__.py", "")
+    write(own, "tests/test_b.py", "from shop.pricing import price\n\n\ndef test_b():\n    assert price() == 1\n")
+    report = await run_tests(own)
+    assert not report.ok and report.cannot_run == ""  # shop is the project's own: a module it lost is to fix
