@@ -59,9 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
     _scale(p)
     _follow(p)
 
-    p = sub.add_parser("review", help="review files now (findings print as they come)")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser("review", help="review files now (findings print as they come), or what a diff changed "
+                       "(--diff BASE, --staged: text, JSON or SARIF for CI and pre-commit)")
+    p.add_argument("files", nargs="*", metavar="FILE")
     _follow(p)
+    from daemon.cli.review_diff import add_diff_arguments  # argparse only: cheap
+
+    add_diff_arguments(p)
 
     p = sub.add_parser("test", help="run the tests, explain failures, propose fixes")
     p.add_argument("files", nargs="*", metavar="FILE", help="files whose tests matter (default: all)")
@@ -157,6 +161,15 @@ def main(argv: list[str] | None = None) -> int:
         from daemon.service.process import run_foreground
 
         return run_foreground()
+    if args.command == "review":
+        if args.diff is not None or args.staged:
+            from daemon.cli.review_diff import run_review_diff
+
+            return run_review_diff(args)
+        if args.format != "text" or args.fail_on != "error" or args.lane:
+            parser.error("--format, --fail-on, --static and --model go with --diff BASE or --staged")
+        if not args.files:
+            parser.error("review needs FILE…, or --diff BASE, or --staged")
     if args.command == "experience" and args.experience_command is None:
         parser.parse_args(["experience", "--help"])
     from daemon.cli.commands import run_command
