@@ -17,12 +17,14 @@ from daemon.eval.suite import SUITES
 
 
 def add_eval_parser(sub: Any) -> None:
-    p = sub.add_parser("eval", help="measure the team on a benchmark (review, fix, ask, build) beside the bare model",
+    p = sub.add_parser("eval", help="measure the team on a benchmark (review, fix, ask, build, exercism) beside "
+                       "the bare model",
                        description="Run a suite's items as real jobs through the daemon, each in its own temporary "
                        "workspace, score them with the suite's own tests in the sandbox, and print the team's row "
                        "beside the bare model's (the same model, one plain call with the same information).")
     p.add_argument("suite", choices=list(SUITES), help="review, fix (HumanEvalFix), ask (shipped questions), "
-                   "build (SRDD: needs --data)")
+                   "build (SRDD: needs --data), exercism (Aider's benchmark: pass@1 and pass@2 beside "
+                   "Aider's published row)")
     p.add_argument("--model", help="any litellm model string (default: the configured one, or the bundled model)")
     p.add_argument("-n", "--limit", type=int, metavar="N", help="only the first N items (the order is fixed)")
     rows = p.add_mutually_exclusive_group()
@@ -104,9 +106,13 @@ def run_eval(args: argparse.Namespace) -> int:
     report.seconds = time.monotonic() - started
     report.model = report.model or _configured_model()
     data = report.to_json()
+    reference = getattr(suite, "reference", None)  # a suite's comparison with published figures (exercism)
+    extra = ""
+    if callable(reference) and not args.experience_split:
+        extra, data["reference"] = reference(report.model, report.results, list(report.rows))
     if args.out:
         Path(args.out).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(data, indent=1) if args.json else report.table())
+    print(json.dumps(data, indent=1) if args.json else report.table() + (f"\n\n{extra}" if extra else ""))
     return status
 
 

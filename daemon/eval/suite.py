@@ -42,6 +42,7 @@ SUITES: dict[str, str] = {
     "fix": "daemon.eval.fix:FixSuite",
     "ask": "daemon.eval.ask:AskSuite",
     "build": "daemon.eval.srdd:BuildSuite",
+    "exercism": "daemon.eval.exercism:ExercismSuite",
 }
 
 
