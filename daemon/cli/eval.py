@@ -36,6 +36,12 @@ def add_eval_parser(sub: Any) -> None:
                       help="does experience pay? the team learns on half the items (even positions), then runs "
                       "the other, held-out half with experience off and on: a row per half and setting")
     p.add_argument("--data", metavar="PATH", help="the suite's data where it is not shipped (build: the SRDD CSV)")
+    p.add_argument("--repo", metavar="PATH", help="mutants: the repository to plant one-line bugs in (only read: "
+                   "every mutant is tested and reviewed on a copy); its own tests must pass")
+    p.add_argument("--files", metavar="GLOB", help="mutants: the files to mutate, a glob relative to the repository "
+                   "(default: its Python files outside the tests)")
+    p.add_argument("--seed", type=int, default=0, metavar="S",
+                   help="mutants: the seed of the draw (-n N: the first N mutants its tests kill, in this order)")
     p.add_argument("--out", metavar="FILE", help="write the full results (every item, model, commit) as JSON")
     p.add_argument("--job-timeout", type=float, default=900.0, metavar="S",
                    help="seconds to wait for one job before cancelling it and recording the item as failed")
@@ -75,13 +81,17 @@ def run_eval(args: argparse.Namespace) -> int:
     from daemon.eval.report import EvalReport, source_commit
     from daemon.eval.suite import SuiteError, load_suite
 
+    data, options = args.data, {}
+    if args.suite == "mutants":  # the drawing needs N and the seed before the items exist
+        data, options = args.repo or args.data, {"files": args.files, "n": args.limit, "seed": args.seed,
+                                                 "progress": lambda line: print(line, file=sys.stderr)}
     try:
-        suite = load_suite(args.suite, Path(args.data) if args.data else None)
+        suite = load_suite(args.suite, Path(data) if data else None, **options)
+        items = suite.items()[:args.limit] if args.limit else suite.items()
     except SuiteError as exc:
         print(f"troupe: {exc}", file=sys.stderr)
         return 2
     rows = tuple(args.rows or ("team", "bare"))
-    items = suite.items()[:args.limit] if args.limit else suite.items()
     report: Any
     if args.experience_split:
         from daemon.eval.split import SplitReport, halves

@@ -43,6 +43,7 @@ SUITES: dict[str, str] = {
     "ask": "daemon.eval.ask:AskSuite",
     "build": "daemon.eval.srdd:BuildSuite",
     "exercism": "daemon.eval.exercism:ExercismSuite",
+    "mutants": "daemon.eval.mutants:MutantsSuite",
 }
 
 
@@ -151,8 +152,9 @@ class Suite(Protocol):
     async def run(self, item: Item, row: Row, ctx: Context) -> ItemResult: ...
 
 
-def load_suite(name: str, data: Path | None = None) -> Suite:
-    """The suite called ``name``, made with ``data`` (a path the user gave, or None)."""
+def load_suite(name: str, data: Path | None = None, **options: Any) -> Suite:
+    """The suite called ``name``, made with ``data`` (a path the user gave, or None) and the suite's own
+    ``options`` when there are any (mutants: ``files``, ``n``, ``seed``)."""
     target = SUITES.get(name)
     if target is None:
         raise SuiteError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}")
@@ -161,4 +163,4 @@ def load_suite(name: str, data: Path | None = None) -> Suite:
         factory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise SuiteError(f"the {name} suite is not available ({exc})") from None
-    return factory(data)
+    return factory(data, **options) if options else factory(data)

@@ -1,0 +1,181 @@
+"""The mutants suite on a tiny repository made here, with its own tests: Cosmic Ray makes the
+mutants, the ones the tests do not kill are dropped, the draw is fixed by the seed; through the
+daemon and the fake LLM, a finding on the mutated line is caught and one 5 lines away is not, a fix
+that makes the tests pass is fixed, findings on the unmutated file are false positives — and the
+bare rows are scored the same way."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from daemon.cli.main import main
+from daemon.eval.mutants import MutantsSuite, covers
+from daemon.eval.report import EvalReport
+from daemon.eval.runner import run_suite
+from daemon.eval.suite import Item, SuiteError
+from tests.eval.conftest import last_user
+
+OPS = '''"""Small numeric helpers."""
+
+
+def clamp(x, low, high):
+    if x < low:
+        return low
+    if x > high:
+        return high
+    return x
+
+
+def double(x):
+    return x * 2
+
+
+def triple(x):
+    return x * 3
+'''
+TESTS = '''from calc.ops import clamp
+
+
+def test_clamp():
+    assert clamp(5, 0, 10) == 5
+    assert clamp(-1, 0, 10) == 0
+    assert clamp(11, 0, 10) == 10
+'''
+CLAMP_LINES = range(4, 10)  # only clamp is tested: a mutant of double or triple survives
+
+
+def make_repo(root: Path, tests: str = TESTS) -> Path:
+    (root / "calc").mkdir(parents=True)
+    (root / "calc" / "__init__.py").write_text("")
+    (root / "calc" / "ops.py").write_text(OPS)
+    if tests:
+        (root / "tests").mkdir()
+        (root / "tests" / "test_ops.py").write_text(tests)
+    return root
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_repo(tmp_path_factory.mktemp("mutants") / "repo")
+
+
+async def test_only_mutants_the_tests_kill_are_kept_and_the_seed_fixes_the_draw(repo: Path) -> None:
+    suite = MutantsSuite(repo, n=3, seed=7)
+    items = await suite.prepare()
+
+    assert len(items) == 3
+    stats = suite.stats
+    assert stats.survived >= 1, stats  # double and triple have no tests
+    assert stats.tested == stats.killed + stats.survived + stats.timed_out and stats.killed == stats.kept == 3
+    original = OPS.splitlines()
+    for item in items:
+        file, line = item.data["file"], item.data["line"]
+        assert file == "calc/ops.py" and line in CLAMP_LINES, item.id
+        assert item.data["original"] == original[line - 1] and item.data["mutated"] != item.data["original"]
+        mutated = item.data["text"].splitlines()
+        assert mutated[line - 1] == item.data["mutated"]
+        assert [t for n, t in enumerate(mutated, 1) if n != line] == [t for n, t in enumerate(original, 1) if n != line]
+        assert "FAILED tests/test_ops.py::test_clamp" in item.data["failures"]
+
+    again = await MutantsSuite(repo, n=3, seed=7).prepare()
+    assert [i.id for i in again] == [i.id for i in items]
+    assert [i.id for i in await MutantsSuite(repo, n=3, seed=8).prepare()] != [i.id for i in items]
+
+
+def test_a_finding_counts_within_one_line_of_the_mutant_and_at_most_three_lines_long() -> None:
+    assert covers(7, 7, 7) and covers(7, 6, 6) and covers(7, 8, 8) and covers(7, 6, 8)
+    assert not covers(7, 2, 2) and not covers(7, 12, 12) and not covers(7, 5, 9)
+
+
+def test_a_missing_repository_or_one_without_tests_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SuiteError, match="no repository at"):
+        MutantsSuite(tmp_path / "nowhere")
+    bare = make_repo(tmp_path / "untested", tests="")
+    with pytest.raises(SuiteError, match="has no tests"):
+        MutantsSuite(bare)
+    with pytest.raises(SuiteError, match="needs a repository"):
+        MutantsSuite(None)
+    with pytest.raises(SuiteError, match="no Python files matching"):
+        MutantsSuite(make_repo(tmp_path / "other"), files="nothing/*.py")
+
+    assert main(["eval", "mutants", "--repo", str(tmp_path / "nowhere")]) == 2
+    assert "no repository at" in capsys.readouterr().err
+
+
+async def test_a_repository_whose_tests_fail_unmutated_is_refused(tmp_path: Path) -> None:
+    broken = make_repo(tmp_path / "broken", tests=TESTS.replace("== 5", "== 6"))
+    with pytest.raises(SuiteError, match="do not pass without any mutant"):
+        await MutantsSuite(broken, n=1).prepare()
+
+
+def fake_model(caught: Item, missed: Item):
+    """The fake reviewer points at the first mutant's line and at a line 5 or more lines away from the
+    second's, and at line 13 of the clean file (a false positive); the fixer puts the first one's line
+    back and returns the second one's file unchanged."""
+    def numbered_line(prompt: str, line: int) -> str:
+        match = re.search(rf"^\s*{line}\| (.*)$", prompt, re.MULTILINE)
+        return match.group(1) if match else ""
+
+    def away(prompt: str, line: int) -> int:
+        return next(n for d in (5, 6, 7, -5, -6, -7) if numbered_line(prompt, n := line + d).strip())
+
+    def reply(body: dict) -> str:
+        prompt = last_user(body)
+        mutant = caught if caught.data["mutated"] in prompt else missed if missed.data["mutated"] in prompt else None
+        if "Find the bugs" in prompt or "Please review" in prompt:
+            line = 13 if mutant is None else mutant.data["line"]
+            line = away(prompt, line) if mutant is missed else line
+            return f"LINE: {line}\nBUG: this is wrong\nFIX: {numbered_line(prompt, line).strip()}  # fixed"
+        if "tests pass" in prompt:  # the team's fix phase and the bare fix
+            assert mutant is not None, prompt
+            text = OPS if mutant is caught else mutant.data["text"]
+            return f"calc/ops.py\n```python\n{text}```\n"
+        return "The comparison in clamp is wrong."
+    return reply
+
+
+async def test_caught_fixed_and_false_positives_are_scored_alike_on_both_rows(repo: Path, llm, ctx) -> None:
+    suite = MutantsSuite(repo, n=2, seed=7)
+    first, second = await suite.prepare()
+    llm.add_rule(fake_model(first, second), user="clamp")
+
+    results = await run_suite(suite, ctx, rows=("team", "bare"))
+
+    by = {(r.item, r.row): r for r in results}
+    for row in ("team", "bare"):
+        hit, miss = by[first.id, row], by[second.id, row]
+        assert (hit.solved, hit.scores) == (True, {"caught": 1, "fixed": 1, "false_positives": 1, "clean_files": 1,
+                                                   "findings": 1}), (row, hit)
+        assert (miss.solved, miss.scores) == (False, {"caught": 0, "fixed": 0, "false_positives": 0,
+                                                      "clean_files": 0, "findings": 1}), (row, miss)
+        assert hit.detail["fix"] == "tests pass" and hit.detail["clean_findings"][0]["start"] == 13
+        assert hit.prompt_tokens > 0 and hit.job_seconds > 0
+    assert by[first.id, "bare"].calls == 3  # review, fix, and the clean file's review (once per file)
+    assert by[second.id, "bare"].calls == 2
+
+    assert not any("mutant" in last_user(r.body).lower() for r in llm.requests)
+
+    report = EvalReport("mutants", "m", "abc", [first.id, second.id], ["team", "bare"], suite.score_names, results)
+    team, bare = report.summaries()
+    assert (team.solved, team.scores) == (bare.solved, bare.scores) == (
+        1, {"caught": 1, "fixed": 1, "false_positives": 1, "clean_files": 1, "findings": 2})
+    text, data = suite.reference("m", results, ["team", "bare"])
+    assert "team: 1.00 false findings per clean file (1 in 1 files)" in text
+    assert data["rows"]["bare"]["false_positives_per_clean_file"] == 1.0 and data["mutants"]["kept"] == 2
+
+
+async def test_the_team_sees_a_plain_repository_with_the_mutant_committed(repo: Path, ctx) -> None:
+    suite = MutantsSuite(repo, n=1, seed=7)
+    (item,) = await suite.prepare()
+    root = await suite.workspace(ctx, {**suite.snapshot, item.data["file"]: item.data["text"]})
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+    assert len(git("log", "--oneline").splitlines()) == 1 and git("status", "--porcelain") == ""
+    assert git("show", "HEAD:calc/ops.py") == item.data["text"]
+    assert "ops" not in root.name and str(item.data["line"]) not in root.name
