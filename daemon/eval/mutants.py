@@ -357,9 +357,15 @@ def _whole_file_tokens(text: str) -> int:
 
 
 def _runner(command: list[str]) -> list[str]:
-    """A test command without its interpreter path and report options, to print."""
-    shown = [Path(command[0]).name, *command[1:]] if command else []
-    return [a for a in shown if not a.startswith(("--junitxml", "junit_family", "-o"))]
+    """A test command as a person would type it: no interpreter path, none of the runner's own options."""
+    if not command:
+        return []
+    shown = [Path(command[0]).name]
+    for arg in command[1:]:
+        if arg.startswith(("-p", "--color", "--junitxml", "-o", "--timeout")):
+            break
+        shown.append(arg)
+    return shown
 
 
 def _ratio(a: float, b: float) -> float | None:
