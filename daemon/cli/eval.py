@@ -17,14 +17,14 @@ from daemon.eval.suite import SUITES
 
 
 def add_eval_parser(sub: Any) -> None:
-    p = sub.add_parser("eval", help="measure the team on a benchmark (review, fix, ask, build, exercism) beside "
-                       "the bare model",
+    p = sub.add_parser("eval", help="measure the team on a benchmark (review, fix, ask, build, exercism, "
+                       "mutants) beside the bare model",
                        description="Run a suite's items as real jobs through the daemon, each in its own temporary "
                        "workspace, score them with the suite's own tests in the sandbox, and print the team's row "
                        "beside the bare model's (the same model, one plain call with the same information).")
     p.add_argument("suite", choices=list(SUITES), help="review, fix (HumanEvalFix), ask (shipped questions), "
                    "build (SRDD: needs --data), exercism (Aider's benchmark: pass@1 and pass@2 beside "
-                   "Aider's published row)")
+                   "Aider's published row), mutants (one-line bugs in --repo PATH that its own tests catch)")
     p.add_argument("--model", help="any litellm model string (default: the configured one, or the bundled model)")
     p.add_argument("-n", "--limit", type=int, metavar="N", help="only the first N items (the order is fixed)")
     rows = p.add_mutually_exclusive_group()
