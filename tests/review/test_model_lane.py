@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,3 +100,30 @@ def test_without_a_daemon_the_model_lane_fails_with_exit_2_and_says_why(changed:
     assert proc.returncode == 2
     assert "the model lane could not run" in proc.stderr
     assert "[F401]" in proc.stdout  # the static lane's findings are still shown
+
+
+def test_the_ci_recipes_review_step_writes_sarif_and_reports_the_exit_status(
+        engine_daemon: DaemonProcess, changed: GitRepo, tmp_path: Path) -> None:
+    from tests.review.test_ci_recipe import BIN, step
+
+    changed.git("update-ref", "refs/remotes/origin/main", "HEAD~1")  # what actions/checkout's fetch-depth 0 gives
+    outputs = tmp_path / "github-output"
+    env = daemon_env(engine_daemon.home, BASE="origin/main", GITHUB_OUTPUT=str(outputs))
+    env["PATH"] = f"{BIN}:{env['PATH']}"
+    script = step("Review the changed lines")["run"]
+    proc = subprocess.run(["bash", "-e", "-c", script], cwd=changed.root, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    log = json.loads((changed.root / "troupe.sarif").read_text())
+    jsonschema.validate(log, SCHEMA)
+    levels = {r["ruleId"]: r["level"] for r in log["runs"][0]["results"]}
+    assert set(levels) == {"F401", "troupe/review"}
+    expected = 1 if "error" in levels.values() else 0
+    assert outputs.read_text() == f"status={expected}\n"
+
+    changed.git("update-ref", "-d", "refs/remotes/origin/main")  # a base the clone lacks: nothing to upload
+    outputs.write_text("")
+    proc = subprocess.run(["bash", "-e", "-c", script], cwd=changed.root, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert not (changed.root / "troupe.sarif").exists() and outputs.read_text() == "status=2\n"
+    assert "the base 'origin/main' is not a commit" in proc.stderr
