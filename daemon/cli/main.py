@@ -163,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_foreground()
     if args.command == "review":
         if args.diff is not None or args.staged:
+            if args.no_wait:
+                parser.error("--no-wait does not go with --diff or --staged: a diff review waits for its findings")
             from daemon.cli.review_diff import run_review_diff
 
             return run_review_diff(args)
