@@ -65,7 +65,7 @@ def outcome_text(job: JobInfo, change: ChangeInfo | None, findings: list[Finding
         parts.append(f"Tests: {report.summary}")
         parts += [f"  {failure.test_id or failure.file or '?'}: {failure.message}".rstrip()
                   for failure in report.failures[:20]]
-    if job.kind in ("review", "test"):
+    if job.kind == "review" or findings:
         parts.append("Findings:\n" + findings_text(findings, empty="(none)"))
     if change is not None:
         parts.append(change_text(change))

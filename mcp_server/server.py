@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from daemon.api.protocol import ProtocolError, SubmitJob
+from daemon.api.protocol import FindingInfo, ProtocolError, SubmitJob
 from daemon.client import DaemonClient, DaemonError
 from daemon.workspace.paths import PathOutsideWorkspace, normalize_rel
 from mcp_server import render
@@ -60,6 +60,14 @@ def build_server(root: Path, client: DaemonClient) -> MCPServer:
     server: MCPServer = MCPServer("troupe", title="Troupe", instructions=INSTRUCTIONS, version="0.1.0")
     runner = JobRunner(client)
     workspace = str(root)
+
+    async def held_findings(file: str | None = None, state: str = "open") -> list[FindingInfo]:
+        try:
+            return await client.findings(workspace, file, state=state)
+        except DaemonError as exc:
+            if exc.code == "not_found":  # no job has run here yet: the first one registers the workspace
+                return []
+            raise
 
     @server.tool(annotations=READ_ONLY)
     async def ask(question: Annotated[str, Field(min_length=1, description="what to ask the team, in words")],
@@ -104,7 +112,7 @@ def build_server(root: Path, client: DaemonClient) -> MCPServer:
                            description="also dismissed, resolved and applied findings")] = False) -> CallToolResult:
         """The review findings the team holds on the workspace (or one file): open ones unless asked."""
         rel = one_file(root, file) if file else None
-        found = await runner.call(client.findings(workspace, rel, state="all" if include_closed else "open"))
+        found = await runner.call(held_findings(rel, state="all" if include_closed else "open"))
         return tool_result(render.findings_text(found), findings=[f.to_json() for f in found])
 
     @server.tool(annotations=WORKS)
@@ -139,7 +147,7 @@ def build_server(root: Path, client: DaemonClient) -> MCPServer:
     @server.resource("troupe://findings", name="findings", mime_type="text/plain",
                      description="The open review findings of the workspace, per file")
     async def all_findings() -> str:
-        found = await _resource(client.findings(workspace))
+        found = await _resource(held_findings())
         by_file: dict[str, list[str]] = {}
         for f in found:
             by_file.setdefault(f.file, []).append(render.finding_line(f))
@@ -153,7 +161,7 @@ def build_server(root: Path, client: DaemonClient) -> MCPServer:
             rel = normalize_rel(path)
         except PathOutsideWorkspace as exc:
             raise ResourceError(str(exc)) from None
-        return render.findings_text(await _resource(client.findings(workspace, rel))) + "\n"
+        return render.findings_text(await _resource(held_findings(rel))) + "\n"
 
     @server.resource("troupe://jobs/{job_id}/transcript", name="job-transcript", mime_type="text/markdown",
                      description="What happened in a job: phases, who said what to whom, tools run, findings")

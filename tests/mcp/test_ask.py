@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_types import ElicitRequestParams, ElicitResult
-
 from tests.daemon.conftest import DaemonProcess
 from tests.fakes.llm_server import FakeLLM
 from tests.mcp.conftest import ProgressLog, mcp_client, text_of
