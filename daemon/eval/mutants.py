@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import shutil
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -84,12 +85,14 @@ class MutantStats:
     kept: int = 0
     baseline_seconds: float = 0.0
     baseline_runner: str = ""
+    deselected: list[str] = field(default_factory=list)  # tests that outran their timeout unmutated: not run
 
     def line(self) -> str:
         return (f"mutants: {self.positions} positions in the files, {self.drawn} drawn, {self.not_one_line} not a "
                 f"one-line change, {self.tested} tested: {self.killed} killed, {self.survived} survived, "
                 f"{self.timed_out} timed out; {self.kept} kept (the unmutated tests: {self.baseline_runner}, "
-                f"{self.baseline_seconds:.1f} s)")
+                f"{self.baseline_seconds:.1f} s" + (f"; not run, too slow for their timeout: "
+                                                    f"{', '.join(self.deselected)}" if self.deselected else "") + ")")
 
 
 @dataclass
@@ -136,6 +139,7 @@ class MutantsSuite:
         self.test_seconds = 120.0
         self._items: list[Item] | None = None
         self._kill_command: str | None = None
+        self._test_command: str | None = None  # None: the runner's own choice; else pytest less the deselected
         self._clean: dict[tuple[Row, str], bool] = {}
 
     # -- the items: drawn, tested, kept ---------------------------------------------------
@@ -158,6 +162,11 @@ class MutantsSuite:
         self.snapshot = await asyncio.to_thread(_read_texts, self.root)
         started = time.monotonic()
         baseline = await self.run_tests(self.snapshot, timeout=BASELINE_SECONDS)
+        slow = _deselectable(baseline)
+        if slow:  # a test that outruns its timeout unmutated would make every mutant look like a hang
+            self._test_command = "pytest -q " + " ".join(f"--deselect {test}" for test in slow)
+            baseline = await self.run_tests(self.snapshot, command=self._test_command, timeout=BASELINE_SECONDS)
+            self.stats.deselected = slow
         self.stats.baseline_seconds = round(time.monotonic() - started, 1)
         self.stats.baseline_runner = " ".join(_runner(baseline.command)) or "nothing"
         if not baseline.ok:
@@ -165,7 +174,8 @@ class MutantsSuite:
                              f"by them:\n{baseline.summary(max_failures=3, max_chars=2000)}")
         # a mutant's run may take a few times the clean run (slower paths), never the whole night
         self.test_seconds = max(60.0, 3 * baseline.seconds + 30)
-        self._kill_command = "pytest -q -x" if "pytest" in baseline.command else None  # the first failure is enough
+        if "pytest" in baseline.command:  # the first failure is enough to kill a mutant
+            self._kill_command = (self._test_command or "pytest -q") + " -x"
         try:
             found = [c for f in self.files for c in candidates(f, self.snapshot[f])] if self.files else []
         except (MutationError, KeyError) as exc:
@@ -215,7 +225,7 @@ class MutantsSuite:
         mutated = {**self.snapshot, file: text}
         review_run, spots = await self.review(ctx, row, await self.workspace(ctx, mutated), file, text)
         fix_run, fixed_files, fix_note = await self.fix(ctx, row, await self.workspace(ctx, mutated), item)
-        fixed_report = await self.run_tests(fixed_files) if fixed_files is not None else None
+        fixed_report = await self.run_tests(fixed_files, command=self._test_command) if fixed_files else None
         runs = [review_run, fix_run]
         scores = {"caught": float(any(covers(line, s.start, s.end) for s in spots)),
                   "fixed": float(bool(fixed_report and fixed_report.ok)), "false_positives": 0.0,
@@ -246,7 +256,7 @@ class MutantsSuite:
     async def review(self, ctx: Context, row: Row, root: Path, file: str, text: str) -> tuple[JobRun, list[Spot]]:
         """One review of ``file`` (whose text is ``text``) in ``root``: the job and its model findings."""
         if row == "team":
-            run = await ctx.job(SubmitJob(kind="review", workspace=str(root), files=[file]))
+            run = await ctx.job(SubmitJob(kind="review", workspace=str(root), files=[file], options=self._options()))
             return run, [Spot(f.start_line, f.end_line or f.start_line, f.message)
                          for f in run.findings if f.rule is None and f.file == file]
         run = await ctx.complete(root, bare_review_prompt(file, text), max_tokens=BARE_REVIEW_MAX_TOKENS)
@@ -258,7 +268,7 @@ class MutantsSuite:
         file, text = item.data["file"], item.data["text"]
         mutated = {**self.snapshot, file: text}
         if row == "team":
-            run = await ctx.job(SubmitJob(kind="test", workspace=str(root), files=[file]))
+            run = await ctx.job(SubmitJob(kind="test", workspace=str(root), files=[file], options=self._options()))
             edits = [e for e in ((run.change.edits or {}).get("edits", []) if run.change else [])
                      if isinstance(e, dict) and isinstance(e.get("path"), str)]
             if not edits:
@@ -271,6 +281,10 @@ class MutantsSuite:
         if corrected is None or corrected == text:
             return run, None, "no corrected file in the reply" if corrected is None else "the file came back unchanged"
         return run, {**mutated, file: corrected}, ""
+
+    def _options(self) -> dict[str, Any]:
+        """The team's job options: the test command the scoring uses, when it is not the runner's own."""
+        return {"test_command": self._test_command} if self._test_command else {}
 
     def reference(self, model: str, results: list[ItemResult], rows: list[str]) -> tuple[str, dict[str, Any]]:
         """What ``troupe eval`` prints under the table and saves as ``reference``: the drawing, and per
@@ -323,6 +337,17 @@ def _item(mutant: Mutant, report: TestReport) -> Item:
         "file": mutant.file, "line": mutant.line, "operator": mutant.candidate.operator,
         "original": mutant.original, "mutated": mutant.mutated, "text": mutant.text,
         "failures": report.summary(max_failures=3, max_chars=3000)})
+
+
+def _deselectable(report: TestReport) -> list[str]:
+    """The pytest ids of the tests that failed only by outrunning their own timeout, when they are the
+    run's only failures (and can be named on a command line); [] otherwise."""
+    hanging = report.hanging
+    if report.ok or report.timed_out or not hanging or len(hanging) != len(report.failures) or len(hanging) > 5:
+        return []
+    if "pytest" not in report.command or any(not re.fullmatch(r"[\w./:-]+", f.test_id) for f in hanging):
+        return []
+    return [f.test_id for f in hanging]
 
 
 def _verdict(report: TestReport) -> str:

@@ -178,4 +178,18 @@ async def test_the_team_sees_a_plain_repository_with_the_mutant_committed(repo: 
 
     assert len(git("log", "--oneline").splitlines()) == 1 and git("status", "--porcelain") == ""
     assert git("show", "HEAD:calc/ops.py") == item.data["text"]
-    assert "ops" not in root.name and str(item.data["line"]) not in root.name
+    assert root.name.partition("-")[0] == "repo", root  # the folder's name says nothing of the mutant
+
+
+def test_a_test_that_outruns_its_timeout_unmutated_is_left_out_of_every_run() -> None:
+    from daemon.eval.mutants import _deselectable
+    from daemon.workspace.reports import TestFailure, TestReport
+
+    def report(*failures: TestFailure) -> TestReport:
+        return TestReport(ok=False, command=["python", "-m", "pytest", "-q"], passed=9, failed=len(failures),
+                          errors=0, skipped=0, failures=list(failures))
+
+    slow = TestFailure("tests/test_x.py::Primes::test_primes", "x.py", 9, "Failed: Timeout (>30.0s) from pytest", "")
+    wrong = TestFailure("tests/test_x.py::test_sum", "x.py", 3, "assert 1 == 2", "")
+    assert _deselectable(report(slow)) == ["tests/test_x.py::Primes::test_primes"]
+    assert _deselectable(report(slow, wrong)) == [], "a real failure is not the clock's fault"
