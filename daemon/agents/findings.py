@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from daemon.agents.anchoring import (
@@ -307,6 +307,28 @@ def drop_lint_repeats(findings: list[Finding], issues: list[Any]) -> tuple[list[
         else:
             kept.append(finding)
     return kept, repeats
+
+
+MAX_SUGGESTIONS = 2
+"""Opinions kept per file and review: a small model that is unsure must say little, and say it quietly."""
+SUGGESTION = "info"
+
+
+def as_suggestions(findings: list[Finding]) -> tuple[list[Finding], list[Rejected]]:
+    """The reviewer's findings as what they are without executed evidence: suggestions (severity
+    ``info``; only a failing test, a failing docstring example or a reproducing test makes a finding
+    "major"), the first :data:`MAX_SUGGESTIONS` of each file in the reply's order."""
+    kept: list[Finding] = []
+    dropped: list[Rejected] = []
+    per_file: dict[str, int] = {}
+    for finding in findings:
+        if per_file.get(finding.file, 0) >= MAX_SUGGESTIONS:
+            dropped.append(Rejected(finding.to_dict(), f"more than {MAX_SUGGESTIONS} suggestions for "
+                                    f"{finding.file} without evidence; only the first {MAX_SUGGESTIONS} are kept"))
+            continue
+        per_file[finding.file] = per_file.get(finding.file, 0) + 1
+        kept.append(replace(finding, severity=SUGGESTION))
+    return kept, dropped
 
 
 def lint_findings(issues: list[Any]) -> list[Finding]:

@@ -44,6 +44,7 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
     phase = "environment"
     skip_if_empty = "imports"   # no model call when this template field renders empty
     skip_if_findings = true     # no model call when earlier steps made findings (review: a verified repair)
+    severities = "as_given"     # findings: keep the model's severities (default "evidence": suggestions)
 
 A phase's reply is checked for the shape it ``produces`` and sent back with the reason up to
 ``max_retries`` times (``daemon.agents.produce``).
@@ -96,7 +97,7 @@ ROLES_FILE = "roles.toml"
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PHASE_KEYS = {"phase", "instructor", "assistant", "template", "produces", "max_turns", "marker", "reflect",
                "max_questions", "ask_human", "file", "max_retries", "max_tokens", "new_files",
-               "resend_unchanged", "skip_if_empty", "skip_if_findings"}
+               "resend_unchanged", "skip_if_empty", "skip_if_findings", "severities"}
 _LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases", "without_tests", "skip_cycle_when"}
 _TOOL_KEYS = {"tool", "window_share", "whole"}
 _ROLE_KEYS = {"prompt", "model", "tools"}
@@ -221,6 +222,7 @@ def _phase(f: _File, body: dict[str, Any], where: list[str | int], *, review_fix
         resend_unchanged=f.expect(body, "resend_unchanged", bool, where, not review_fix),
         skip_if_empty=f.expect(body, "skip_if_empty", str, where, None, allowed=set(TEMPLATE_FIELDS)),
         skip_if_findings=f.expect(body, "skip_if_findings", bool, where, False),
+        severities=f.expect(body, "severities", str, where, "evidence", allowed={"evidence", "as_given"}),
     )
     if not phase.template.strip():
         raise f.error([*where, "template"], f"phase {name!r} has an empty template")

@@ -23,6 +23,8 @@ class Produces(StrEnum):
     ANSWER = "answer"            # the job's answer to a question
     REPAIR = "repair"            # a corrected file, tried on a copy: its changed lines are findings if its
                                  # docstring examples then pass (daemon.agents.repair)
+    REPRODUCE = "reproduce"      # tests of the reviewer's suspicions: one that fails on the code and passes
+                                 # with a finding's fix makes it "major" (daemon.agents.reproduce)
 
 
 # The completion-token cap of a phase's calls when its chain file sets no ``max_tokens``: enough
@@ -35,6 +37,7 @@ DEFAULT_MAX_TOKENS: dict[Produces, int] = {
     Produces.TEST_REPORT: 512,
     Produces.ANSWER: 512,
     Produces.REPAIR: 600,
+    Produces.REPRODUCE: 400,
 }
 SIDE_MAX_TOKENS = 512  # the instructor's answers and remarks within a phase (never above the phase's cap)
 REFLECT_MAX_TOKENS = 128  # the one-line conclusion extracted from a transcript
@@ -49,6 +52,7 @@ class Until(StrEnum):
 class ToolName(StrEnum):
     TESTS = "tests"                # the project's tests and the docstring examples: {test_report}, {test_failures}
     DOCTESTS = "doctests"          # only the docstring examples of the files in focus: fills {examples}
+    RELATED_TESTS = "related_tests"  # only the tests related to the files in focus: fills {failing_tests}
     STATIC_CHECK = "static_check"  # ruff and friends: fills {lint}, adds lint findings
     CONTEXT = "context"            # repository map + relevant files: fills {context}
 
@@ -70,6 +74,8 @@ TEMPLATE_FIELDS: dict[str, str] = {
     "findings_format": "how to write review findings",
     "files": "the files the user selected",
     "examples": "the docstring examples that fail, what each returned against what it expects (empty: none)",
+    "failing_tests": "the related tests of the files under review that fail, with their assertions (empty: none)",
+    "suspects": "the reviewer's suggestions that carry a fix, to reproduce with a test (empty: none)",
     "other_files": "the repository's files besides the ones the user named (empty: there are none)",
     "to_rewrite": "the files whose docstring examples fail, without those functions' bodies (empty: none fail)",
     "code_map": "the team's files with their definitions, docstrings and options (not their code)",
@@ -83,6 +89,8 @@ EMPTY_FIELD_MEANS: dict[str, str] = {
     "other_files": "the repository holds only the files the user named",
     "to_rewrite": "no docstring example fails",
     "examples": "no docstring example fails",
+    "failing_tests": "no related test fails (or none exists)",
+    "suspects": "no suggestion with a fix to reproduce",
 }
 
 # Cheap signals that end a loop before its next cycle, without a model turn (``skip_cycle_when``, see
@@ -123,6 +131,9 @@ class Phase:
     resend_unchanged: bool = True
     skip_if_empty: str | None = None  # a template field: when it renders empty, the phase is skipped (no call)
     skip_if_findings: bool = False  # skipped (no call) when earlier steps already made model findings
+    # a findings phase: "evidence" (default) makes its findings suggestions, a few per file (only executed
+    # evidence is "major"); "as_given" keeps the model's own severities (a strong model a user trusts)
+    severities: str = "evidence"
 
     @property
     def kind(self) -> str:

@@ -21,6 +21,7 @@ from daemon.agents.findings import (
     Finding,
     FindingsError,
     Rejected,
+    as_suggestions,
     drop_lint_repeats,
     parse_findings,
     validate_findings,
@@ -29,6 +30,7 @@ from daemon.agents.job import PhaseFailed
 from daemon.agents.markers import find_conclusion, prose_lines
 from daemon.agents.model import Phase, Produces
 from daemon.agents.repair import repair_findings
+from daemon.agents.reproduce import reproduce_findings
 from daemon.agents.shapes import (
     answer_problem,
     citation_problems,
@@ -90,6 +92,10 @@ class Producer:
             found, text = await repair_findings(self.bench, phase, result.last_reply)
             await self._say(EventKind.LOG, {"level": "info", "text": f"phase {phase.name!r}: {text}"}, phase.assistant)
             return Product(text, findings=found)
+        if phase.produces is Produces.REPRODUCE:  # run on copies; upgrades the job's own findings in place
+            _upgraded, text = await reproduce_findings(self.bench, phase, result.last_reply, self.bench.suggestions)
+            await self._say(EventKind.LOG, {"level": "info", "text": f"phase {phase.name!r}: {text}"}, phase.assistant)
+            return Product(text)
         return await self.conclusion(phase, dialogue, result)
 
     # -- code ---------------------------------------------------------------------------
@@ -250,7 +256,11 @@ class Producer:
                 reply = await dialogue.correct(message)
         kept, rejected = validate_findings(raw, self.bench.read, set(files) if files else None)
         kept, repeats = drop_lint_repeats(kept, self.bench.lint)
+        if phase.severities == "evidence":
+            kept, unheard = as_suggestions(kept)  # an opinion, not evidence: a suggestion, and few of them
+            repeats += unheard
         rejected += repeats
+        self.bench.suggestions = [*self.bench.suggestions, *kept]
         for item in rejected:
             await self._say(EventKind.LOG, {"level": "warning", "text": f"finding dropped: {item.reason}",
                                             "finding": item.raw}, phase.assistant)

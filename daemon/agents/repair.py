@@ -1,7 +1,9 @@
-"""A review's evidence: a repair that makes the failing docstring examples pass (``produces = "repair"``).
+"""A review's evidence: a repair that makes the failing docstring examples, or the failing related
+tests, pass (``produces = "repair"``).
 
-When the file under review has docstring examples that fail (the ``doctests`` tool), one phase
-asks for the corrected file. The repair is written into a temporary copy of the repository —
+When the file under review has docstring examples that fail (the ``doctests`` tool), or related
+tests that fail (the ``related_tests`` tool), one phase asks for the corrected file. The repair is
+written into a temporary copy of the repository —
 never the user's tree, never the job's proposed change — and the examples run again there. Only
 when every example then passes (the failing ones now pass, none that passed broke or was dropped)
 does each changed hunk (``difflib``, at most :data:`MAX_HUNK_LINES` lines on either side) become
@@ -26,6 +28,7 @@ from daemon.llm.gateway import TIME_LIMIT
 from daemon.workspace.doctests import DOCTEST_SECONDS, run_doctests
 from daemon.workspace.edits import EditApplyError, EditParseError, apply_edits, parse_edits
 from daemon.workspace.paths import PathOutsideWorkspace
+from daemon.workspace.related import RELATED_SECONDS, run_related
 from daemon.workspace.scratch import NotEditable, Scratch
 
 MAX_HUNK_LINES = 3  # a larger change is a rewrite, not a line finding
@@ -56,13 +59,25 @@ def hunks(before: str, after: str) -> list[tuple[int, int, str]]:
     return found
 
 
+async def _recheck(bench: Workbench, root: Path, files: list[str], tests: bool) -> Any:
+    """The same evidence run again on the repaired copy at ``root``."""
+    if tests:
+        return await run_related(root, bench.related_files, timeout=bench.seconds_left(RELATED_SECONDS))
+    return await run_doctests(root, files, timeout=bench.seconds_left(DOCTEST_SECONDS))
+
+
 async def repair_findings(bench: Workbench, phase: Phase, reply: Any) -> tuple[list[Finding], str]:
-    """The verified repair's findings and what became of the repair, in words (for the transcript)."""
-    before = bench.examples
+    """The verified repair's findings and what became of the repair, in words (for the transcript).
+
+    The evidence is the phase's ``skip_if_empty`` field: the failing docstring examples (``examples``)
+    or the failing related tests (``failing_tests``, ``daemon.workspace.related``)."""
+    tests = phase.skip_if_empty == "failing_tests"
+    before = bench.related if tests else bench.examples
+    what = "related tests" if tests else "docstring examples"
     files = [p for p in bench.review_files() if bench.read(p) is not None]
     workspace = bench.spec.workspace
     if before is None or before.ok or not files or workspace is None:
-        return [], "no failing docstring example to repair"
+        return [], f"no failing {what[:-1]} to repair"
     if getattr(reply, "cut_at_cap", False):
         cap = ("the job's time limit" if getattr(reply, "finish_reason", None) == TIME_LIMIT
                else f"its cap of {phase.token_cap} tokens")
@@ -82,21 +97,29 @@ async def repair_findings(bench: Workbench, phase: Phase, reply: Any) -> tuple[l
             return [], f"the repair could not be applied ({str(exc).splitlines()[0]})"
         if not changed:
             return [], "the repair changed nothing"
-        after = await run_doctests(scratch.root, files, timeout=bench.seconds_left(DOCTEST_SECONDS))
+        after = await _recheck(bench, scratch.root, files, tests)
         repaired = {p: scratch.read(p) for p in changed}
     finally:
         await asyncio.to_thread(scratch.cleanup)
     if after is None or not after.ok or after.passed < before.passed + before.failed:  # none dropped, none broken
         left = f"{after.failed} still fail" if after is not None and not after.ok else "they no longer run"
-        return [], f"the repair was tried on a copy and its docstring examples do not pass ({left}); nothing reported"
+        return [], f"the repair was tried on a copy and its {what} do not pass ({left}); nothing reported"
     findings = []
     for path, text in repaired.items():
         original = bench.read(path) or ""
-        evidence = "; ".join([f.message for f in before.failures if f.file == path][:EVIDENCE_EXAMPLES])
+        if tests:
+            failing = [f"{f.test_id}: {f.message.strip().splitlines()[0][:160]}" for f in before.failures
+                       if f.message.strip()]
+            evidence = "; ".join(failing[:EVIDENCE_EXAMPLES])
+            message = (f"The related tests fail ({evidence or before.summary().splitlines()[0]}); with this change, "
+                       f"tried on a copy, all {after.passed} pass.")
+        else:
+            evidence = "; ".join([f.message for f in before.failures if f.file == path][:EVIDENCE_EXAMPLES])
+            message = (f"The docstring examples fail ({evidence or 'see the file'}); with this change, tried on a "
+                       f"copy, all {after.passed} pass.")
         for start, end, replacement in hunks(original, text):
-            findings.append(Finding(file=path, start_line=start, end_line=end, severity="major", message=(
-                f"The docstring examples fail ({evidence or 'see the file'}); with this change, tried on a copy, "
-                f"all {after.passed} pass."), replacement=replacement, source="repair"))
+            findings.append(Finding(file=path, start_line=start, end_line=end, severity="major", message=message,
+                                    replacement=replacement, source="repair"))
     if not findings:
-        return [], f"the repair passes the examples but changes more than {MAX_HUNK_LINES} lines at once"
-    return findings, f"{len(findings)} finding(s) from a repair that makes the docstring examples pass"
+        return [], f"the repair passes the {what} but changes more than {MAX_HUNK_LINES} lines at once"
+    return findings, f"{len(findings)} finding(s) from a repair that makes the {what} pass"

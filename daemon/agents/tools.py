@@ -17,7 +17,7 @@ from typing import Any
 from daemon.agents.model import Tool, ToolName
 from daemon.agents.workbench import Workbench
 from daemon.events import EventKind
-from daemon.workspace import doctests, repomap, testing
+from daemon.workspace import doctests, related, repomap, testing
 from daemon.workspace.scratch import Scratch
 
 TEST_TIMEOUT = 300.0
@@ -49,7 +49,8 @@ class Tools:
         if step.tool is ToolName.CONTEXT:
             await self.context(step)
             return
-        await {"tests": self.tests, "doctests": self.doctests, "static_check": self.static_check}[step.name]()
+        await {"tests": self.tests, "doctests": self.doctests, "related_tests": self.related_tests,
+               "static_check": self.static_check}[step.name]()
 
     async def tests(self) -> Any:
         """Run the tests; the code as at the last run keeps that run's report (a skip rule ran them)."""
@@ -63,6 +64,36 @@ class Tools:
     async def doctests(self) -> Any:
         """Only the docstring examples of the files in focus: a review's evidence, a change's first look."""
         return await self._run_tests(examples_only=True)
+
+    async def related_tests(self) -> Any:
+        """Only the tests related to the files under review (``daemon.workspace.related``), within the
+        chain's time limit, on a copy: a review's evidence from the repository's own tests."""
+        started = time.monotonic()
+        root, files = self.bench.root, self.bench.review_files()
+        self.bench.related, self.bench.related_files = None, []
+        if root is None or not files or self.bench.spec.workspace is None:
+            return None
+        tests = await asyncio.to_thread(related.related_test_files, root, files)
+        if not tests:
+            return None
+        self.bench.related_files = tests
+        seconds = self.bench.seconds_left(related.RELATED_SECONDS)
+        scratch, temporary = self.bench.scratch, None
+        if scratch is None:  # a review reads the user's tree: the tests still run on a copy
+            scratch = temporary = await asyncio.to_thread(Scratch.from_repo, Path(self.bench.spec.workspace))
+        try:
+            report = await related.run_related(scratch.root, tests, timeout=seconds,
+                                               per_test_timeout=min(self.per_test_timeout, seconds))
+        finally:
+            if temporary is not None:
+                await asyncio.to_thread(temporary.cleanup)
+        self.bench.related = report
+        data = report_to_dict(report)
+        if data is not None:
+            await self._say(EventKind.TOOL_RUN, {"tool": "related_tests", "ok": data["ok"], "summary": data["summary"],
+                                                 "passed": data["passed"], "failed": data["failed"],
+                                                 "seconds": round(time.monotonic() - started, 3)}, "tester")
+        return report
 
     async def _run_tests(self, examples_only: bool = False) -> Any:
         """The project's tests and the docstring examples of the files in focus and changed

@@ -70,6 +70,9 @@ class Workbench:
         self.test_report: Any = None   # daemon.workspace.testing.TestReport
         self.lint: list[Any] = []      # LintIssue
         self.examples: Any = None      # the docstring examples' TestReport (daemon.workspace.doctests), if any
+        self.related: Any = None       # the related tests' TestReport (daemon.workspace.related), if any ran
+        self.related_files: list[str] = []  # those test files
+        self.suggestions: list[Any] = []  # the reviewer's findings (suggestions), for the reproduce phase
         self.checked_before: Any = None  # the first examples/tests report, run before the team changed anything
         self.unfinished_text = ""
         self.left_out: list[str] = []
@@ -146,12 +149,26 @@ class Workbench:
                   "test_report": self.test_summary, "test_failures": self.test_failures,
                   "unfinished": self.unfinished, "code_map": self.code_map, "imports": self.imports,
                   "examples": lambda: example_failures(self.examples),
+                  "failing_tests": self.failing_tests, "suspects": self.suspects,
                   "other_files": lambda: ", ".join(p for p in self.all_files() if p not in self.spec.files),
                   "to_rewrite": self.to_rewrite}
         if name not in simple and name in {p.name for p in self.chain.phases()}:
             conclusion = self.conclusions.get(name, "(not decided yet)")
             return "" if conclusion.startswith("(skipped: ") else conclusion  # the runner's mark of a skip
         return simple[name]()
+
+    def suspects(self) -> str:
+        from daemon.agents.reproduce import render_suspects  # (it imports this module)
+
+        return render_suspects(self.suggestions)
+
+    def failing_tests(self) -> str:
+        """The related tests' failures as the tester reports them ("" when they pass, did not run, or cannot
+        run here: an environment problem is no evidence about the code)."""
+        report = self.related
+        if report is None or report.ok or not report.ran or report.cannot_run or not report.failures:
+            return ""
+        return str(report.summary())
 
     def edit_format(self) -> str:
         """How to write code edits. One short file in focus (a one-file fix): the whole file back, as

@@ -107,6 +107,14 @@ async def run_tests(
     return await _entry(root, entry, min(timeout, ENTRY_POINT_SECONDS), libs)
 
 
+async def run_test_files(root: Path, tests: list[str], timeout: float,
+                         per_test_timeout: float = PER_TEST_TIMEOUT) -> TestReport:
+    """Only these test files, with pytest on the project's interpreter, as :func:`run_tests` runs them."""
+    python = await asyncio.to_thread(project_python)
+    libs = (await packages.for_project(root)).paths
+    return (await _pytest(root, [python, "-m", "pytest", "-q", *tests], timeout, libs, per_test_timeout))[0]
+
+
 def has_tests(root: Path) -> bool:
     for rel in list_repo_files(root):
         name = rel.rsplit("/", 1)[-1]

@@ -23,9 +23,10 @@ def test_builtin_chains_load_with_their_steps():
     assert build.start == "empty" and build.writes_code
     review = chains.get("review")
     assert isinstance(review.steps[0], Tool) and not review.writes_code
-    assert [s.name for s in review.steps] == ["static_check", "doctests", "repair", "review"]
+    assert [s.name for s in review.steps] == ["static_check", "doctests", "repair", "related_tests", "repair_tests",
+                                             "review", "reproduce"]
     assert review.time_limit == 50 and build.time_limit is None  # a review on save ends within a minute
-    repair, reviewer = review.steps[2], review.steps[3]
+    repair, reviewer = review.steps[2], review.steps[5]
     assert isinstance(repair, Phase) and repair.produces is Produces.REPAIR and repair.token_cap == 600
     assert repair.skip_if_empty == "examples"
     assert isinstance(reviewer, Phase) and reviewer.produces is Produces.FINDINGS and reviewer.skip_if_findings
@@ -161,7 +162,7 @@ def test_every_phase_has_a_token_cap_by_what_it_produces_unless_the_file_sets_on
     caps = {p.name: p.max_tokens for p in chains.get("change").phases()}
     assert caps == {"plan": 512, "code": 3072, "review_comment": 512, "review_modify": 3072, "rewrite": 3072,
                     "test_fix": 3072}
-    assert [p.max_tokens for p in chains.get("review").phases()] == [600, 320]  # set in review.toml
+    assert [p.max_tokens for p in chains.get("review").phases()] == [600, 600, 320, 400]  # set in review.toml
     test_loop = next(s for s in chains.get("change").steps if isinstance(s, Loop) and s.until is Until.TESTS_PASS)
     assert test_loop.without_tests == "skip" and not test_loop.phases[0].new_files
     with pytest.raises(ChainError, match=r"chain.toml:8: max_tokens must be at least 16, got 4"):

@@ -29,6 +29,7 @@ instructor = "cto"
 assistant = "security"
 produces = "findings"
 max_questions = 0
+severities = "as_given"  # the team trusts its security model's severities
 template = """Audit for security holes only.
 {target}
 {findings_format}"""

@@ -42,7 +42,7 @@ async def test_a_repair_that_passes_the_examples_is_a_finding_on_the_changed_lin
     assert FAILING in found[0].message and "all 3 pass" in found[0].message
     assert apply_line_fix(CALC, 18, 18, found[0].replacement) == FIXED  # applying the finding applies the repair
     assert not fake_llm.prompts_containing(REVIEW)  # the verified repair is the review: no opinion call after it
-    assert recorder.phases_finished() == ["repair", "review"]
+    assert recorder.phases_finished() == ["repair", "repair_tests", "review", "reproduce"]
     assert outcome.change is None and snapshot_tree(repo) == before
 
 
@@ -73,7 +73,7 @@ async def test_a_file_whose_examples_pass_gets_no_repair_call(fake_llm, make_run
     outcome = await make_runner().run(review(repo))
     assert outcome.status == "succeeded", outcome.error
     assert not fake_llm.prompts_containing(REPAIR) and len(fake_llm.prompts_containing(REVIEW)) == 1
-    assert recorder.phases_finished() == ["repair", "review"]  # the repair concluded as skipped, without a call
+    assert recorder.phases_finished() == ["repair", "repair_tests", "review", "reproduce"]  # skipped: no call
     runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "doctests"]
     assert len(runs) == 1 and (runs[0]["passed"], runs[0]["failed"]) == (3, 0)
 
@@ -99,3 +99,82 @@ def test_the_repairs_check_on_a_copy_is_bounded_by_the_time_the_chain_has_left()
     assert 3.0 < bench.seconds_left(30.0) <= 5.0
     bench.deadline = time.monotonic() - 10
     assert bench.seconds_left(30.0) == 2.0  # past it: a short last chance, never a negative timeout
+
+
+async def test_the_reviewers_opinions_are_suggestions_and_at_most_two_per_file(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": FIXED})
+    fake_llm.add_rule("LINE: 18\nBUG: adds instead of subtracting\nFIX:     return a - b\n\n"
+                      "LINE: 7\nBUG: doubles instead of squaring\nFIX:     return x * x\n\n"
+                      "LINE: 18\nBUG: a and b could be strings\nFIX:     return int(a) + int(b)\n", user=REVIEW)
+    outcome = await make_runner().run(review(repo))
+    assert outcome.status == "succeeded", outcome.error
+    opinions = [f for f in outcome.findings if f.source == "reviewer"]
+    assert [f.severity for f in opinions] == ["info", "info"]  # no executed evidence: never "major"
+    assert [f.start_line for f in opinions] == [18, 7]
+
+
+async def test_failing_related_tests_drive_a_repair_whose_findings_are_major(fake_llm, make_runner, recorder, tmp_path):
+    repo = write_tree(tmp_path / "repo", {
+        "calc.py": "def add(a, b):\n    return a - b\n\n\ndef double(a):\n    return a * 2\n",
+        "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+        "tests/test_other.py": "def test_unrelated():\n    assert True\n",
+    })
+    before = snapshot_tree(repo)
+    fake_llm.add_rule("```python\ndef add(a, b):\n    return a + b\n\n\ndef double(a):\n    return a * 2\n```",
+                      user="The repository's tests of this code fail.")
+    outcome = await make_runner().run(review(repo))
+    assert outcome.status == "succeeded", outcome.error
+    prompt = fake_llm.prompts_containing("The repository's tests of this code fail.")[0].last_user
+    assert "FAILED tests/test_calc.py::test_add" in prompt and "assert -1 == 5" in prompt
+    [found] = [f for f in outcome.findings if f.source == "repair"]
+    assert (found.start_line, found.severity, found.replacement) == (2, "major", "    return a + b")
+    assert "tests/test_calc.py::test_add" in found.message and "all 1 pass" in found.message
+    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "related_tests"]
+    assert [(r["passed"], r["failed"]) for r in runs] == [(0, 1)]  # only the related file ran
+    assert not fake_llm.prompts_containing(REVIEW)  # the verified repair is the review
+    assert snapshot_tree(repo) == before
+
+
+SUSPECTS = "A reviewer suspects these bugs:"
+OPS = "def add(a, b):\n    return a - b\n\n\ndef double(a):\n    return a * 2\n"
+
+
+async def test_a_suggestion_a_written_test_reproduces_becomes_major_with_the_test_as_evidence(
+        fake_llm, make_runner, recorder, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"ops.py": OPS})
+    before = snapshot_tree(repo)
+    fake_llm.add_rule("LINE: 2\nBUG: subtracts instead of adding\nFIX:     return a + b\n\n"
+                      "LINE: 6\nBUG: should triple\nFIX:     return a * 3\n", user=REVIEW)
+    fake_llm.add_rule("```python\nfrom ops import add, double\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+                      "def test_double():\n    assert double(3) == 10\n```", user=SUSPECTS)  # wrong with either
+    outcome = await make_runner().run(JobSpec(chain="review", task="review ops.py", workspace=repo, files=["ops.py"]))
+    assert outcome.status == "succeeded", outcome.error
+    prompt = fake_llm.prompts_containing(SUSPECTS)[0].last_user
+    assert "1. ops.py line 2: subtracts instead of adding\n   proposed fix: return a + b" in prompt
+    by_line = {f.start_line: f for f in outcome.findings if f.source in ("reviewer", "reproduced")}
+    assert (by_line[2].severity, by_line[2].source) == ("major", "reproduced")
+    assert "Reproduced: test_add fails on this code and passes with the fix" in by_line[2].message
+    assert "def test_add():\n    assert add(2, 3) == 5" in by_line[2].message
+    # the other test fails too, but with the other fix it still fails: no evidence, still a suggestion
+    assert by_line[6].severity == "info" and "Reproduced" not in by_line[6].message
+    assert snapshot_tree(repo) == before
+
+
+async def test_a_test_that_passes_on_the_code_reproduces_nothing(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"ops.py": OPS})
+    fake_llm.add_rule("LINE: 6\nBUG: should triple\nFIX:     return a * 3\n", user=REVIEW)
+    fake_llm.add_rule("```python\nfrom ops import double\n\n\ndef test_double():\n    assert double(2) == 4\n```",
+                      user=SUSPECTS)
+    outcome = await make_runner().run(JobSpec(chain="review", task="review ops.py", workspace=repo, files=["ops.py"]))
+    assert [f.severity for f in outcome.findings if f.source == "reviewer"] == ["info"]
+
+
+async def test_a_fix_that_breaks_the_repositorys_own_tests_is_not_reproduced(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"ops.py": OPS.replace("a - b", "a + b"),
+                                          "tests/test_ops.py": "from ops import double\n\n\ndef test_double():\n"
+                                                               "    assert double(2) == 4\n"})
+    fake_llm.add_rule("LINE: 6\nBUG: should triple\nFIX:     return a * 3\n", user=REVIEW)
+    fake_llm.add_rule("```python\nfrom ops import double\n\n\ndef test_triple():\n    assert double(2) == 6\n```",
+                      user=SUSPECTS)  # fails on the code, passes with the fix: but the fix breaks tests/test_ops.py
+    outcome = await make_runner().run(JobSpec(chain="review", task="review ops.py", workspace=repo, files=["ops.py"]))
+    assert [f.severity for f in outcome.findings if f.source in ("reviewer", "reproduced")] == ["info"]

@@ -1,0 +1,81 @@
+"""The tests related to a file, run as evidence for a review of it.
+
+A repository's own tests are the best evidence there is of what its code must do. For a saved
+``pkg/ops.py`` the related tests are ``test_ops.py`` / ``ops_test.py`` anywhere in the repository
+(``tests/**`` included) and the test files that import the module (``import pkg.ops``,
+``from pkg.ops import ...``, ``from pkg import ops``). Only those files run — pytest on them alone,
+each test with its own timeout — so the review stays within its time limit.
+
+    files = related_test_files(root, ["pkg/ops.py"])    # ["tests/test_ops.py", ...]
+    report = await run_related(root, files, timeout=20)  # a TestReport, or None with nothing related
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from daemon.workspace.files import list_repo_files
+from daemon.workspace.reports import TestReport
+
+MAX_RELATED = 6  # test files run for one review: more is a test run, not evidence for a save
+RELATED_SECONDS = 20.0
+_SCAN_BYTES = 200_000
+
+
+def _is_test_file(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _module_names(rel: str) -> list[str]:
+    """The dotted names a test may import ``rel`` by: ``src/pkg/ops.py`` -> pkg.ops (and src.pkg.ops)."""
+    parts = rel[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    names = [".".join(parts)] if parts else []
+    if len(parts) > 1 and parts[0] in ("src", "lib"):
+        names.append(".".join(parts[1:]))
+    return [n for n in names if n]
+
+
+def _imports(module: str) -> re.Pattern[str]:
+    parent, _, leaf = module.rpartition(".")
+    alternatives = [rf"import\s+{re.escape(module)}\b", rf"from\s+{re.escape(module)}\s+import\b"]
+    if parent:
+        alternatives.append(rf"from\s+{re.escape(parent)}\s+import\s+(?:\(\s*)?(?:[\w\s,]*,\s*)?{re.escape(leaf)}\b")
+    return re.compile(rf"^\s*(?:{'|'.join(alternatives)})", re.MULTILINE)
+
+
+def related_test_files(root: Path, files: list[str], limit: int = MAX_RELATED) -> list[str]:
+    """The test files related to ``files`` (their own tests first, by name, then by import)."""
+    sources = [f for f in files if f.endswith(".py") and not _is_test_file(f)]
+    if not sources:
+        return []
+    tests = [rel for rel in list_repo_files(root) if _is_test_file(rel)]
+    stems = {Path(f).stem for f in sources if Path(f).stem != "__init__"}
+    by_name = [t for t in tests if Path(t).stem.removeprefix("test_").removesuffix("_test") in stems]
+    patterns = [_imports(name) for f in sources for name in _module_names(f)]
+    by_import = []
+    for rel in tests:
+        if rel in by_name:
+            continue
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")[:_SCAN_BYTES]
+        except OSError:
+            continue
+        if any(p.search(text) for p in patterns):
+            by_import.append(rel)
+    return [*by_name, *by_import][:limit]
+
+
+async def run_related(root: Path, tests: list[str], timeout: float = RELATED_SECONDS,
+                      per_test_timeout: float | None = None) -> TestReport | None:
+    """Run only ``tests`` (pytest in the sandbox, as :func:`daemon.workspace.testing.run_tests` runs a
+    project's tests); None when there are none."""
+    if not tests:
+        return None
+    from daemon.workspace.testing import PER_TEST_TIMEOUT, run_test_files
+
+    per_test = per_test_timeout if per_test_timeout is not None else min(PER_TEST_TIMEOUT, timeout)
+    return await run_test_files(root, tests, timeout, per_test)
