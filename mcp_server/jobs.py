@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -30,6 +31,15 @@ log = logging.getLogger("troupe.mcp")
 R = TypeVar("R")
 
 TEAM_DECIDES = "No preference: use your best judgement."  # what a declined question tells the team
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A job that waits for a person's answer to ``text``."""
+
+    job: JobInfo
+    question_id: str
+    text: str
 
 
 class TeamQuestion(BaseModel):
@@ -88,28 +98,36 @@ class JobRunner:
         return await self.follow(ctx, job)
 
     async def follow(self, ctx: Context, job: JobInfo) -> CallToolResult:
+        """Wait for ``job`` (see :meth:`wait`) and say what it produced, or what it asks."""
+        ended = await self.wait(ctx, job)
+        if isinstance(ended, Waiting):
+            return self.waiting(ended.job, ended.question_id, ended.text)
+        return await self.outcome(ended)
+
+    async def wait(self, ctx: Context, job: JobInfo) -> JobInfo | Waiting:
+        """Follow ``job`` to its final state, reporting progress; a question the user does not answer
+        here stops the wait (the job keeps waiting for the answer)."""
         progress = Progress(ctx)
         await progress.say(f"{job.kind} job {job.id} {job.state}")
         try:
             pending = job.progress.question
             if job.state == "waiting_for_answer" and pending is not None and not await self.ask_person(
                     ctx, job.id, pending.question_id, pending.text):
-                return self.waiting(job, pending.question_id, pending.text)
+                return Waiting(job, pending.question_id, pending.text)
             if job.state not in FINAL_STATES:
                 async for event in self.client.events(job.id, after=job.last_seq):
                     await progress.event(event)
                     body = event.payload
                     if isinstance(body, QuestionData) and body.for_person and not await self.ask_person(
                             ctx, job.id, body.question_id, body.text):
-                        return self.waiting(await self.call(self.client.job(job.id)), body.question_id, body.text)
+                        return Waiting(await self.call(self.client.job(job.id)), body.question_id, body.text)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):  # the request was cancelled: so is the job
                 await self.cancel_quietly(job.id)
             raise
         except DaemonError as exc:
             raise ToolError(f"Troupe lost job {job.id}: {exc}; the `job_status` tool shows how it ends") from None
-        info = await self.call(self.client.job(job.id))
-        return await self.outcome(info)
+        return await self.call(self.client.job(job.id))
 
     async def cancel_quietly(self, job_id: str) -> None:
         try:

@@ -32,6 +32,11 @@ the team asked. Paths are relative to the workspace root."""
 Files = Annotated[list[str] | None, Field(description="files to focus on, relative to the workspace root")]
 JobId = Annotated[str, Field(min_length=1, max_length=200, description="a job id, as a tool result named it")]
 ChangeId = Annotated[str, Field(min_length=1, max_length=200, description="the change id `change` returned")]
+Base = Annotated[str | None, Field(
+    description="review only the lines changed since BASE (a commit, branch or tag), as `git diff BASE`")]
+Staged = Annotated[bool, Field(description="review only the staged lines (the index against HEAD)")]
+UnifiedDiff = Annotated[str | None, Field(description="a unified diff (`git diff` output) whose hunks are reviewed")]
+StaticOnly = Annotated[bool, Field(description="with base or staged: only the static checks (fast, no model)")]
 R = TypeVar("R")
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WORKS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -77,10 +82,17 @@ def build_server(root: Path, client: DaemonClient) -> MCPServer:
                                                files=workspace_names(root, files)))
 
     @server.tool(annotations=READ_ONLY)
-    async def review(ctx: Context, files: Files = None, diff: Annotated[str | None, Field(
-            description="a unified diff (`git diff` output): only its changed hunks are reviewed")] = None,
-                     ) -> CallToolResult:
-        """Review files, or the hunks of a unified diff; returns the findings (file, line, severity, message)."""
+    async def review(ctx: Context, files: Files = None, base: Base = None, staged: Staged = False,
+                     diff: UnifiedDiff = None, static_only: StaticOnly = False) -> CallToolResult:
+        """Review files, the lines changed since a base (or staged), or a unified diff's hunks; returns the
+        findings (file, line, severity, message)."""
+        if base is not None or staged:
+            if diff is not None or (base is not None and staged):
+                raise ToolError("Troupe refused the request: give one of base, staged or diff")
+            from mcp_server.diffreview import review_changes  # git and ruff: only a diff review needs them
+
+            return await review_changes(runner, ctx, root, base=base, staged=staged,
+                                        paths=[one_file(root, name) for name in files or []], static_only=static_only)
         options = {"diff": diff} if diff else {}
         return await runner.run(ctx, SubmitJob(kind="review", workspace=workspace, files=workspace_names(root, files),
                                                options=options))

@@ -65,3 +65,31 @@ async def test_the_cancel_tool_cancels_a_waiting_job(engine_daemon: DaemonProces
         assert again.is_error and "already cancelled" in text_of(again)
     async with engine_daemon.client() as client:
         assert (await client.job(job_id)).state == "cancelled"
+
+
+async def test_a_declined_question_lets_the_team_decide(engine_daemon: DaemonProcess, llm: FakeLLM,
+                                                        repo: Path) -> None:
+    llm.add_rule("ASK_HUMAN: Should div() round?", user="Question: may div() change", times=1)
+    llm.add_rule("<INFO> div() keeps exact division.", user="The user answers: No preference", times=1)
+
+    async def user(params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(action="decline")
+
+    async with mcp_client(engine_daemon, repo, elicit=user) as session:
+        result = await session.call_tool("ask", {"question": "may div() change?"})
+    assert text_of(result).startswith("div() keeps exact division.")
+    assert llm.prompts_containing("The user answers: No preference: use your best judgement.")
+
+
+async def test_a_question_closed_without_an_answer_leaves_the_job_waiting(engine_daemon: DaemonProcess, llm: FakeLLM,
+                                                                          repo: Path) -> None:
+    llm.add_rule("ASK_HUMAN: Should pow() accept negatives?", user="Question: may pow() change", times=1)
+
+    async def user(params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(action="cancel")
+
+    async with mcp_client(engine_daemon, repo, elicit=user) as session:
+        result = await session.call_tool("ask", {"question": "may pow() change?"})
+        job_id = result.structured_content["job"]["id"]
+        assert text_of(result).startswith("The team asks: Should pow() accept negatives?")
+        await session.call_tool("cancel", {"job_id": job_id})

@@ -79,3 +79,56 @@ async def test_the_test_tool_runs_the_tests_explains_the_failure_and_proposes_a_
         assert any(m.startswith("tests: Tests FAILED: 1 failed") for m in progress.messages)
         assert "running · explain · tester" in progress.messages and "running · fix · programmer" in progress.messages
     assert (repo / "calc.py").read_text() == PLANTED
+
+
+def commit_all(repo: Path, message: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message],
+                   check=True)
+
+
+async def test_review_since_a_base_keeps_only_findings_on_the_changed_lines(
+        engine_daemon: DaemonProcess, llm: FakeLLM, repo: Path) -> None:
+    (repo / "test_calc.py").unlink()  # no failing test: the reviewer alone speaks for the model lane
+    commit_all(repo, "one")  # calc.py: an unused import (line 1) and the planted bug (line 5)
+    (repo / "calc.py").write_text(PLANTED + "\n\ndef mul(a, b):\n    return a + b + undefined_c\n")
+    (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")
+    commit_all(repo, "two")
+    llm.add_rule('[{"start_line": 9, "severity": "major", "message": "mul() adds", "quote": "return a + b"}, '
+                 '{"start_line": 5, "severity": "major", "message": "old news", "quote": "return a - b"}]',
+                 user="def mul(a, b)")
+    progress = ProgressLog()
+    async with mcp_client(engine_daemon, repo) as session:
+        result = await session.call_tool("review", {"base": "HEAD~1"}, progress_callback=progress)
+        text = text_of(result)
+        assert not result.is_error, text
+        found = {(f["file"], f["start_line"], f["rule"], f["lane"]) for f in result.structured_content["findings"]}
+        assert ("calc.py", 9, "F821", "static") in found  # undefined_c, on an added line
+        assert any(f[1] == 9 and f[3] == "model" for f in found)  # the reviewer's "mul() adds"
+        assert all(f[1] == 9 for f in found)  # line 1's unused import and line 5's bug were not changed
+        assert "skipped logo.png: binary: not reviewed" in text
+        assert text.splitlines()[-1] == ("1 changed file(s) reviewed against HEAD~1 (static and model lanes): "
+                                         f"{len(found)} finding(s) on the changed lines")
+        assert progress.messages and progress.messages[0].startswith("review job ")
+        assert all("undefined_c" in asked.prompt for asked in llm.prompts_containing("def mul(a, b)"))
+
+        before = len(llm.requests)
+        fast = await session.call_tool("review", {"base": "HEAD~1", "static_only": True})
+        assert [f["rule"] for f in fast.structured_content["findings"]] == ["F821"]
+        assert fast.structured_content["job"] is None and len(llm.requests) == before  # no model, no job
+
+
+async def test_review_of_a_base_that_does_not_exist_is_a_clear_error_and_starts_nothing(
+        engine_daemon: DaemonProcess, llm: FakeLLM, repo: Path) -> None:
+    commit_all(repo, "one")
+    async with engine_daemon.client() as client:
+        before = {job.id for job in await client.jobs(limit=1000)}
+    async with mcp_client(engine_daemon, repo) as session:
+        result = await session.call_tool("review", {"base": "no-such-branch"})
+        assert result.is_error
+        assert f"the base 'no-such-branch' is not a commit, branch or tag in {repo}" in text_of(result)
+        both = await session.call_tool("review", {"base": "HEAD", "diff": "--- a/x\n+++ b/x\n"})
+        assert both.is_error and "give one of base, staged or diff" in text_of(both)
+    async with engine_daemon.client() as client:
+        assert {job.id for job in await client.jobs(limit=1000)} == before
+    assert not llm.requests
