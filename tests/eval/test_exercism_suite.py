@@ -125,7 +125,7 @@ async def test_the_team_row_runs_the_hidden_tests_in_its_own_loops_and_never_see
     prompts = every_prompt(llm)
     fixes = [p for p in prompts if "After the change the tests fail" in p]
     assert fixes, "the first job's test loop ran the exercise's tests"
-    assert "test_year_divisible_by_100_not_divisible_by_400_in_common_year" in fixes[0]
+    assert "FAILED leap_test.py::LeapTest::test_year_divisible_by_100_not_divisible_by_400_in_common_year" in fixes[0]
     assert any("See the testing errors above" in p and "True is not False" in p for p in prompts)
     assert_no_test_source(llm)
 
