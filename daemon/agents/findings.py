@@ -331,6 +331,26 @@ def as_suggestions(findings: list[Finding]) -> tuple[list[Finding], list[Rejecte
     return kept, dropped
 
 
+def failing_test_findings(report: Any, files: list[str], covered: list[Finding]) -> list[Finding]:
+    """A related test that fails where a reviewed file's line is the deepest frame of its traceback
+    (an exception raised in the code under review) as a finding on that line: executed evidence, so
+    "major", the test and its message as the finding's message. Lines a repair's finding already
+    covers are left to that finding (it carries the fix)."""
+    if report is None or report.ok or getattr(report, "cannot_run", ""):
+        return []
+    found: list[Finding] = []
+    for failure in report.failures:
+        if failure.file not in files or not failure.line:
+            continue
+        if any(f.file == failure.file and f.start_line - 1 <= failure.line <= f.end_line + 1 for f in covered + found):
+            continue
+        message = (failure.message or "").strip().splitlines()[0][:200] if failure.message else "it fails"
+        found.append(Finding(file=failure.file, start_line=failure.line, end_line=failure.line, severity="major",
+                             message=f"The test {failure.test_id} fails here: {message}", rule="troupe/failing-test",
+                             source="tests"))
+    return found
+
+
 def lint_findings(issues: list[Any]) -> list[Finding]:
     """Static-check issues (``LintIssue(file, line, col, code, message)``) as findings (severity:
     :func:`daemon.lint.ruff.severity`; the message does not repeat the code)."""

@@ -178,3 +178,19 @@ async def test_a_fix_that_breaks_the_repositorys_own_tests_is_not_reproduced(fak
                       user=SUSPECTS)  # fails on the code, passes with the fix: but the fix breaks tests/test_ops.py
     outcome = await make_runner().run(JobSpec(chain="review", task="review ops.py", workspace=repo, files=["ops.py"]))
     assert [f.severity for f in outcome.findings if f.source in ("reviewer", "reproduced")] == ["info"]
+
+
+async def test_a_related_test_that_fails_inside_the_reviewed_file_is_a_major_finding_on_that_line(
+        fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {
+        "ops.py": "def ratio(a, b):\n    total = a + b\n    return a / (total - a - b)\n",
+        "tests/test_ops.py": "from ops import ratio\n\n\ndef test_ratio():\n    assert ratio(1, 1) == 0.5\n",
+    })
+    fake_llm.add_rule("I am not sure.", user="The repository's tests of this code fail.")  # no usable repair
+    fake_llm.add_rule("NONE", user=REVIEW)
+    outcome = await make_runner().run(JobSpec(chain="review", task="review ops.py", workspace=repo, files=["ops.py"]))
+    assert outcome.status == "succeeded", outcome.error
+    [failing] = [f for f in outcome.findings if f.source == "tests"]
+    assert (failing.file, failing.start_line, failing.severity, failing.rule) == (
+        "ops.py", 3, "major", "troupe/failing-test")
+    assert failing.message.startswith("The test tests/test_ops.py::test_ratio fails here: ZeroDivisionError")
