@@ -117,7 +117,7 @@ def test_the_ci_recipes_review_step_writes_sarif_and_reports_the_exit_status(
     log = json.loads((changed.root / "troupe.sarif").read_text())
     jsonschema.validate(log, SCHEMA)
     levels = {r["ruleId"]: r["level"] for r in log["runs"][0]["results"]}
-    assert set(levels) == {"F401", "troupe/review"}
+    assert set(levels) == {"F401", "troupe/review"}, proc.stderr
     expected = 1 if "error" in levels.values() else 0
     assert outputs.read_text() == f"status={expected}\n"
 
@@ -127,3 +127,18 @@ def test_the_ci_recipes_review_step_writes_sarif_and_reports_the_exit_status(
                           timeout=120)
     assert not (changed.root / "troupe.sarif").exists() and outputs.read_text() == "status=2\n"
     assert "the base 'origin/main' is not a commit" in proc.stderr
+
+
+def test_staged_with_the_model_says_when_the_working_tree_differs_from_the_index(
+        engine_daemon: DaemonProcess, changed: GitRepo) -> None:
+    changed.write("calc.py", CHANGED + "\n\ndef half(x):\n    return x / 2\n")
+    changed.git("add", "calc.py")
+    changed.write("calc.py", CHANGED + "\n\ndef half(x):\n    return x // 2\n")  # not staged
+    proc = troupe(changed.root, "review", "--staged", "--model", "--format", "json", "--fail-on", "never",
+                  home=engine_daemon.home)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["notes"] == ["unstaged changes in calc.py: the model reviewed the working tree's version, "
+                               "the static checks the staged one"]
+    assert "· unstaged changes in calc.py" in proc.stderr
+    assert report["files"][0]["lines"] == [[10, 13]]  # the staged lines, not the working tree's
