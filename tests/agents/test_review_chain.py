@@ -45,8 +45,8 @@ async def test_review_findings_carry_correct_lines(fake_llm, make_runner, record
     assert outcome.status == "succeeded", outcome.error
     placed = [(f.file, f.start_line, f.end_line, f.severity, f.source) for f in outcome.findings]
     assert placed == [("calc.py", 1, 1, "minor", "ruff"),       # lint, found without the model
-                      ("calc.py", 5, 5, "major", "reviewer"),   # right as given
-                      ("calc.py", 9, 9, "major", "reviewer")]   # quoted code found at its real line
+                      ("calc.py", 5, 5, "info", "reviewer"),    # right as given; no evidence: a suggestion
+                      ("calc.py", 9, 9, "info", "reviewer")]    # quoted code found at its real line
     assert outcome.findings[0].rule == "F401"
     assert outcome.findings[1].replacement == "    return a / b if b else 0.0"
     reasons = [r["reason"] for r in outcome.rejected_findings]
@@ -59,7 +59,8 @@ async def test_review_findings_carry_correct_lines(fake_llm, make_runner, record
     prompt = fake_llm.requests[0].last_user
     assert "   5|     return a / b" in prompt
     assert "F401 ×1 in calc.py (line 1)" in prompt  # a short summary of the lint, not its whole list
-    assert len(fake_llm.requests) == 1
+    assert len(fake_llm.requests) == 2  # the reviewer, then the tester asked to reproduce the suggestion with a fix
+    assert fake_llm.requests[1].last_user.startswith("A reviewer suspects these bugs:")
     assert snapshot_tree(repo) == before
 
 

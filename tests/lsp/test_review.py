@@ -34,7 +34,7 @@ async def test_a_saved_bug_becomes_diagnostics_with_the_right_range_severity_and
     editor, calc = await saved_with_findings(engine_daemon, open_editor, "review")
     (bug,) = editor.troupe_diagnostics(calc, BUG_MESSAGE)
     assert bug.range == at(4, 4, 16)  # store line 5 -> LSP line 4, from "return" to the end of the line
-    assert bug.severity == types.DiagnosticSeverity.Error  # major
+    assert bug.severity == types.DiagnosticSeverity.Information  # a suggestion: no executed evidence
     assert bug.code == "review" and isinstance(bug.data["findingId"], int)  # stable: not the finding's id
     (lint,) = [d for d in editor.diagnostics(calc) if d.code == "F401"]  # the static lane's, on "os"
     assert lint.range == at(0, 7, 9) and lint.severity == types.DiagnosticSeverity.Warning  # minor
