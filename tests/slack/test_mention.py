@@ -139,5 +139,5 @@ async def test_a_review_posts_its_findings(harness: Harness, repo: Path, llm: Fa
     (job,) = await harness.jobs(repo)
     assert job.kind == "review" and job.request["files"] == ["heron.py"]
     text = block_text(harness.summary(ts) or {})
-    assert "finding(s)" in text and "`heron.py:2` _major_ heron() subtracts" in text
+    assert "finding(s)" in text and "`heron.py:2` _info_ heron() subtracts" in text  # an opinion: a suggestion
     assert set(buttons(harness.summary(ts) or {})) == {"Details"}  # nothing to apply
