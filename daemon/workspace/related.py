@@ -17,6 +17,7 @@ from pathlib import Path
 
 from daemon.workspace.files import list_repo_files
 from daemon.workspace.reports import TestReport
+from daemon.workspace.testing import PER_TEST_TIMEOUT, run_test_files
 
 MAX_RELATED = 6  # test files run for one review: more is a test run, not evidence for a save
 RELATED_SECONDS = 20.0
@@ -75,7 +76,5 @@ async def run_related(root: Path, tests: list[str], timeout: float = RELATED_SEC
     project's tests); None when there are none."""
     if not tests:
         return None
-    from daemon.workspace.testing import PER_TEST_TIMEOUT, run_test_files
-
     per_test = per_test_timeout if per_test_timeout is not None else min(PER_TEST_TIMEOUT, timeout)
     return await run_test_files(root, tests, timeout, per_test)

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from daemon.workspace.files import list_repo_files
 from daemon.workspace.reports import TestFailure, last_location
 
 PER_TEST_TIMEOUT = 30.0
@@ -73,8 +74,6 @@ pytest-asyncio whether or not the project wrote it down (the team's own new prog
 
 
 def _tests_use(root: Path, pattern: re.Pattern[str], limit: int = 200) -> bool:
-    from daemon.workspace.files import list_repo_files
-
     seen = 0
     for rel in list_repo_files(root):
         name = rel.rsplit("/", 1)[-1]
@@ -171,7 +170,7 @@ def _provided_by_project(root: Path, top: str) -> bool:
 
 
 UNITTEST_RUNNER = r'''
-import json, signal, sys, time, unittest
+import json, signal, sys, unittest
 timeout, out_path = float(sys.argv[1]), sys.argv[2]
 
 class Hang(Exception):
@@ -183,7 +182,6 @@ def on_alarm(signum, frame):
 class Result(unittest.TextTestResult):
     records = []
     def startTest(self, test):
-        self._t = time.monotonic()
         signal.setitimer(signal.ITIMER_REAL, timeout)
         super().startTest(test)
     def stopTest(self, test):
