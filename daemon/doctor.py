@@ -64,7 +64,7 @@ def _team_store() -> str | None:
     """The team config's store URL, when ``TROUPE_TEAM_CONFIG`` names one (a team server's host)."""
     if not os.environ.get("TROUPE_TEAM_CONFIG"):
         return None
-    from daemon.team.config import load_team_config
+    from daemon.team_server.config import load_team_config
 
     return load_team_config().store_url
 
@@ -77,7 +77,7 @@ def _queue() -> Check | None:
     team = bool(os.environ.get("TROUPE_TEAM_CONFIG"))
     try:
         if team:
-            from daemon.team.config import load_team_config
+            from daemon.team_server.config import load_team_config
 
             url = load_team_config().queue_url
         else:
@@ -87,7 +87,7 @@ def _queue() -> Check | None:
             url = os.environ.get("TROUPE_QUEUE_URL") or str(target)
     except ConfigError as exc:
         return Check("queue", False, str(exc))
-    from daemon.team.queue import queue_health, stalled_after
+    from daemon.team_server.queue import queue_health, stalled_after
 
     where, silence = describe(url), stalled_after()
     try:

@@ -205,7 +205,7 @@ V7_PEOPLE = """
         bot INTEGER NOT NULL DEFAULT 0,
         created DOUBLE PRECISION NOT NULL
     );
-    -- a team server's people from before they lived in the store (daemon/team/people.py's own table)
+    -- a team server's people from before they lived in the store (daemon/team_server/people.py's own table)
     DO $$ BEGIN
         IF to_regclass('troupe_people') IS NOT NULL THEN
             INSERT INTO people (name, token_sha256, slack_user, created)

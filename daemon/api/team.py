@@ -28,8 +28,8 @@ from daemon.api.protocol import ON_BEHALF_OF, PREFIX, PersonInfo, RegisterWorksp
 from daemon.api.routes import BODY_TIMEOUT, all_events, answer, read_body, routes
 from daemon.api.server import BODY_TIMEOUT_S, errors_as_json
 from daemon.api.state import DAEMON, MAX_BODY, DaemonState
-from daemon.team.config import TEAM_ROOT, TeamConfig
-from daemon.team.people import People, Person
+from daemon.team_server.config import TEAM_ROOT, TeamConfig
+from daemon.team_server.people import People, Person
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 PEOPLE = web.AppKey("troupe_people", People)

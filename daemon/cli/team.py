@@ -60,7 +60,7 @@ def _secrets(*urls: str) -> None:
 
 def run_team(args: argparse.Namespace) -> int:
     from daemon.config import ConfigError
-    from daemon.team.config import load_team_config
+    from daemon.team_server.config import load_team_config
 
     try:
         config = load_team_config(args.config)
@@ -100,7 +100,7 @@ ADMIN = ("add-person", "set-person", "remove-person", "people")
 
 async def _admin(config: Any, args: argparse.Namespace) -> int:
     """The people commands, on the team's store (the token is printed once; the store keeps its SHA-256)."""
-    from daemon.team.people import People
+    from daemon.team_server.people import People
     from storage import AsyncStore
 
     async with await AsyncStore.open(config.store_url) as store:

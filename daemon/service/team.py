@@ -2,7 +2,7 @@
 
 An API node holds no job: it records a submitted job in the team's store and queues it
 (procrastinate); ``troupe worker`` processes run it. Every node relays every job's events from
-PostgreSQL (:class:`daemon.team.events.EventRelay`), so a stream opened on any node follows a job
+PostgreSQL (:class:`daemon.team_server.events.EventRelay`), so a stream opened on any node follows a job
 run on any worker. Requests need a person's token (:mod:`daemon.api.team`); a workspace is the
 team config's ``[[workspace]]`` (a git remote, cloned on the workers), seen only by the people it
 is shared with. The laptop daemon (:mod:`daemon.service.daemon`) is not involved.
@@ -27,10 +27,10 @@ from daemon.messages import ACTIVE_STATES, SubmitJob
 from daemon.service.changes import ChangeService
 from daemon.service.options import DaemonOptions
 from daemon.service.queries import StoreQueries
-from daemon.team.config import TeamConfig
-from daemon.team.events import EventRelay, NotifyingHub
-from daemon.team.people import People
-from daemon.team.queue import TeamQueue
+from daemon.team_server.config import TeamConfig
+from daemon.team_server.events import EventRelay, NotifyingHub
+from daemon.team_server.people import People
+from daemon.team_server.queue import TeamQueue
 from daemon.watch.registry import WatchRegistry
 
 if TYPE_CHECKING:

@@ -1,10 +1,10 @@
 """``troupe worker``: runs a team server's jobs, on any number of machines.
 
-A worker takes jobs from the team's queue (:mod:`daemon.team.queue`), gets the workspace's
-repository at the job's commit into its cache (:mod:`daemon.team.checkout`), and runs the job with
+A worker takes jobs from the team's queue (:mod:`daemon.team_server.queue`), gets the workspace's
+repository at the job's commit into its cache (:mod:`daemon.team_server.checkout`), and runs the job with
 the daemon's own job code (:class:`daemon.jobs.manager.JobManager`, the same executor, events,
 checkpoints, findings and proposed changes), writing to the team's store; its events reach every
-API node through :class:`daemon.team.events.NotifyingHub`. A job whose worker died is run again
+API node through :class:`daemon.team_server.events.NotifyingHub`. A job whose worker died is run again
 by another one, resumed from the job's last checkpoint (or failed with the reason, when the
 executor cannot resume or the job was resumed too often).
 """
@@ -23,11 +23,11 @@ from daemon.events import Event, EventKind
 from daemon.jobs.executor import JobExecutor, load_executor
 from daemon.jobs.manager import MAX_RESUMES, JobManager, times_resumed
 from daemon.payloads import AnswerData, payload
-from daemon.team.checkout import CheckoutError, RepoCache
-from daemon.team.config import TeamConfig, TeamWorkspace
-from daemon.team.events import NotifyingHub
-from daemon.team.queue import TeamQueue
-from daemon.team.queue import stalled_after as queue_stalled_after
+from daemon.team_server.checkout import CheckoutError, RepoCache
+from daemon.team_server.config import TeamConfig, TeamWorkspace
+from daemon.team_server.events import NotifyingHub
+from daemon.team_server.queue import TeamQueue
+from daemon.team_server.queue import stalled_after as queue_stalled_after
 
 if TYPE_CHECKING:
     from storage import AsyncStore, Job

@@ -85,7 +85,7 @@ class TeamCluster:
 
     def add_person(self, name: str, *, slack_user: str | None = None, bot: bool | None = None) -> str:
         """``troupe server add-person`` (in this process: no interpreter to start); the token, also in ``tokens``."""
-        from daemon.team.people import People
+        from daemon.team_server.people import People
         from storage import AsyncStore
 
         async def add() -> str:

@@ -114,7 +114,7 @@ async def test_doctor_says_the_queue_is_migrated_how_many_workers_are_alive_and_
         small_team: TeamCluster, postgres: Any) -> None:
     from procrastinate import App, PsycopgConnector
 
-    from daemon.team.queue import queue_health
+    from daemon.team_server.queue import queue_health
 
     deadline = time.monotonic() + 30  # the worker registers once it has started
     while not queue_health(small_team.store_url, stalled_after=5).alive:

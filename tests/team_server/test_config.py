@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from daemon.config import ConfigError
-from daemon.team.config import load_team_config
+from daemon.team_server.config import load_team_config
 
 
 def _config(tmp_path: Path, text: str) -> Path:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.team.checkout import CheckoutError, RepoCache
-from daemon.team.config import TeamWorkspace
+from daemon.team_server.checkout import CheckoutError, RepoCache
+from daemon.team_server.config import TeamWorkspace
 from tests.team.conftest import git_repository
 
 

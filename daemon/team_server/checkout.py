@@ -10,7 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
-from daemon.team.config import TeamWorkspace
+from daemon.team_server.config import TeamWorkspace
 
 
 class CheckoutError(RuntimeError):
