@@ -29,7 +29,7 @@ from daemon.api.protocol import SubmitJob  # noqa: E402
 from storage import Store  # noqa: E402
 from tests.fakes.llm_server import ServerProcess  # noqa: E402
 from tests.fixtures.postgres import PostgresServer, _binaries, _has_user  # noqa: E402
-from tests.team.conftest import TeamCluster  # noqa: E402
+from tests.team_server.conftest import TeamCluster  # noqa: E402
 
 FILES = {"app.py": "def add(a, b):\n    return a - b\n",
          "test_app.py": "from app import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}

@@ -1,4 +1,4 @@
-"""The three adapters as a person uses them against a team server, for tests/team: the ``troupe``
+"""The three adapters as a person uses them against a team server, for tests/team_server: the ``troupe``
 command (a subprocess), the language server (a subprocess, driven by the LSP test client of
 tests/lsp) and the Slack bot (the bolt app behind its HTTP endpoint, receiving signed requests and
 posting to the fake Slack Web API, as tests/slack drive it). Each reaches an API node with
@@ -20,7 +20,7 @@ from slack_bot.bot import TroupeBot
 from tests.fakes.slack_api import FakeSlack
 from tests.lsp.conftest import Editor, start_editor, stop_editor
 from tests.slack.conftest import BOT_TOKEN, Harness, slack_config
-from tests.team.conftest import REPO, TeamCluster
+from tests.team_server.conftest import REPO, TeamCluster
 
 _SCRIPT = Path(sys.executable).parent / "troupe"  # the console script pip installed beside the interpreter
 TROUPE = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "daemon.cli.main"]

@@ -9,7 +9,7 @@ import pytest
 
 from daemon.team_server.checkout import CheckoutError, RepoCache
 from daemon.team_server.config import TeamWorkspace
-from tests.team.conftest import git_repository
+from tests.team_server.conftest import git_repository
 
 
 def _commit(repo: Path, text: str) -> str:

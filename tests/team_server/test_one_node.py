@@ -24,7 +24,7 @@ from slack_bot.app import EVENTS_PATH, build_app, start_http, web_client
 from slack_bot.bot import TroupeBot
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import BOT_TOKEN, Harness, slack_config
-from tests.team.conftest import REPO, TeamCluster, running_cluster
+from tests.team_server.conftest import REPO, TeamCluster, running_cluster
 
 SHOP, CHANNEL = "/team/shop", "CSHOP"  # the cluster's config maps channel CSHOP to shop, shared with ada
 ADA, EVE, NOBODY = "UADA", "UEVE", "UNOBODY"

@@ -28,8 +28,8 @@ import pytest
 from daemon.api.protocol import FINAL_STATES, JobInfo, StreamEvent, SubmitJob
 from daemon.client import DaemonError
 from tests.lsp.conftest import until, uri_of
-from tests.team import adapters
-from tests.team.conftest import TeamCluster
+from tests.team_server import adapters
+from tests.team_server.conftest import TeamCluster
 
 SHOP = "/team/shop"
 TAGS = {"cli": [f"[cli-{i:02}]" for i in range(2)], "editor": [f"[editor-{i:02}]" for i in range(23)],
