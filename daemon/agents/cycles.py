@@ -29,7 +29,7 @@ from typing import Any
 from daemon.agents.model import Loop, Until
 from daemon.agents.scope import View, changed_since, named_paths, with_imports
 from daemon.agents.workbench import Workbench
-from daemon.workspace import testing
+from daemon.lint.check import static_check
 
 
 @dataclass
@@ -68,7 +68,7 @@ async def _checked(changed: list[str], bench: Workbench, tools: Any) -> Any:
     """The test report when ruff finds nothing in the changed Python files and the tests run and
     pass; else None."""
     python = [p for p in changed if p.endswith((".py", ".pyi")) and bench.read(p) is not None]
-    if bench.root is not None and python and await testing.static_check(bench.root, python):
+    if bench.root is not None and python and await static_check(bench.root, python):
         return None
     report = await tools.tests()
     return report if report is not None and report.ran and report.ok else None

@@ -17,6 +17,7 @@ from typing import Any
 from daemon.agents.model import Tool, ToolName
 from daemon.agents.workbench import Workbench
 from daemon.events import EventKind
+from daemon.lint.check import static_check
 from daemon.workspace import doctests, related, repomap, testing
 from daemon.workspace.scratch import Scratch
 
@@ -136,7 +137,7 @@ class Tools:
         if root is None or not files:
             self.bench.lint = []
             return []
-        issues = await testing.static_check(root, files)
+        issues = await static_check(root, files)
         self.bench.lint = list(issues)
         await self._say(EventKind.TOOL_RUN, {"tool": "static_check", "ok": not issues,
                                              "summary": f"{len(issues)} issue(s) in {len(files)} file(s)"},

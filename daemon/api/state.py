@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aiohttp import web
 
 from daemon.api.protocol import Health
+from daemon.jobs.changes import ChangeService
 from daemon.jobs.hub import EventHub
 from daemon.jobs.manager import JobManager
-from daemon.service.changes import ChangeService
 from daemon.watch.registry import WatchRegistry
 
 if TYPE_CHECKING:

@@ -209,7 +209,7 @@ class EngineExecutor:
     async def _static_first(self, job: RunningJob) -> None:
         """The static check's findings, stored and streamed before the model review starts."""
         from daemon.agents.findings import lint_findings
-        from daemon.workspace.testing import static_check
+        from daemon.lint.check import static_check
 
         assert job.workspace_root is not None and job.report_findings is not None
         issues = await static_check(Path(job.workspace_root), job.files)

@@ -3,7 +3,7 @@
 ``ruff`` runs as its own binary on the text it is given (``--stdin-filename``, so the project's
 ruff configuration applies as it would on disk), never waiting for a job slot or a model. The
 same configuration rule (the project's, else ruff's conservative defaults) serves the review
-job's static check (:mod:`daemon.workspace.testing`), and :func:`summary` is what a review
+job's static check (:mod:`daemon.lint.check`), and :func:`summary` is what a review
 prompt gets to know about lint.
 """
 

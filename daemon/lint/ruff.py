@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from daemon.lint import text_hash
+from daemon.lint.check import ruff_command
 from daemon.lint.config import config_args
 from daemon.messages import LintDiagnostic, LintEdit, LintFix, LintResult
-from daemon.workspace.testing import ruff_command
 
 log = logging.getLogger("troupe.lint")
 

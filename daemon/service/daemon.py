@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from daemon import __version__, paths
 from daemon.api.protocol import API_VERSION, Health
 from daemon.api.server import bind_unix_socket, load_token, make_app, start_listeners
+from daemon.jobs.changes import ChangeService
 from daemon.jobs.executor import load_executor
 from daemon.jobs.hub import EventHub
 from daemon.jobs.manager import JobManager
-from daemon.service.changes import ChangeService
 from daemon.service.options import DaemonOptions
 from daemon.service.pidfile import AlreadyRunning, pid_path, read_pid_file, socket_answers
 from daemon.service.queries import StoreQueries

@@ -19,12 +19,12 @@ from daemon import __version__, paths
 from daemon.api.protocol import API_VERSION, Health
 from daemon.errors import Conflict, NotFound, Unavailable
 from daemon.events import Event, EventKind
+from daemon.jobs.changes import ChangeService
 from daemon.jobs.describe import job_title
 from daemon.jobs.hub import EventHub
 from daemon.jobs.manager import JobManager, _redacted
 from daemon.jobs.newest import superseding
 from daemon.messages import ACTIVE_STATES, SubmitJob
-from daemon.service.changes import ChangeService
 from daemon.service.options import DaemonOptions
 from daemon.service.queries import StoreQueries
 from daemon.team_server.config import TeamConfig

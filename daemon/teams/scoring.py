@@ -19,6 +19,7 @@ from pathlib import Path
 
 from daemon.agents.placeholders import find_unfinished
 from daemon.agents.tools import report_to_dict
+from daemon.lint.check import static_check
 from daemon.teams.solution import Score, Solution
 from daemon.workspace import testing
 from daemon.workspace.scratch import Scratch
@@ -123,7 +124,7 @@ class WorkspaceScorer:
         prefixes = ["" if prefix == "." else prefix for prefix in prefixes]  # one copy is the common root
         files = [f"{prefix}/{path}".lstrip("/") for prefix, solution in zip(prefixes, solutions, strict=True)
                  for path in solution.changed() if path.endswith(".py")]
-        issues = await testing.static_check(common, files) if files else []
+        issues = await static_check(common, files) if files else []
         counts = [0] * len(solutions)
         for issue in issues:
             for i, prefix in enumerate(prefixes):

@@ -5,14 +5,13 @@ Troupe runs the configured test command, or pytest when the project has tests, w
 JUnit XML report parsed into structured failures (file, line, assertion message,
 traceback) the programmer gets in its next prompt. Only when there are no tests does it
 run the entry point briefly and judge it by its exit status and traceback.
-Static checks (ruff) run before the reviewer, so the model does not spend tokens on lint.
+Static checks (ruff: :mod:`daemon.lint.check`) run before the reviewer, so the model does not spend
+tokens on lint.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import json
 import logging
 import os
 import re
@@ -20,7 +19,6 @@ import shlex
 import sys
 import tomllib
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.sandbox import SandboxResult, run_sandboxed
@@ -28,7 +26,6 @@ from daemon.workspace import packages
 from daemon.workspace.display import is_gui, virtual_display
 from daemon.workspace.files import list_repo_files
 from daemon.workspace.interpreter import project_python
-from daemon.workspace.paths import PathOutsideWorkspace, confine
 from daemon.workspace.reports import (
     TestFailure,
     TestReport,
@@ -46,8 +43,7 @@ from daemon.workspace.runners import (
     without_warnings,
 )
 
-__all__ = ["PER_TEST_TIMEOUT", "LintIssue", "TestFailure", "TestReport", "entry_point", "has_tests", "run_tests",
-           "static_check"]
+__all__ = ["PER_TEST_TIMEOUT", "TestFailure", "TestReport", "entry_point", "has_tests", "run_tests"]
 
 log = logging.getLogger("troupe.workspace")
 
@@ -263,80 +259,5 @@ async def _sandboxed(root: Path, argv: list[str], timeout: float, env: dict[str,
 sandboxed = _sandboxed  # for the other runners of project code (daemon.workspace.doctests)
 
 
-def _existing_inside(root: Path, rel: str) -> bool:
-    try:
-        return confine(root, rel).is_file()
-    except PathOutsideWorkspace:
-        return False
-
-
 def _tail(text: str, limit: int = 4000) -> str:
     return text if len(text) <= limit else "[...]\n" + text[-limit:]
-
-
-@dataclass
-class LintIssue:
-    file: str
-    line: int
-    col: int
-    code: str
-    message: str
-    fixable: bool = False  # ruff can fix it
-
-
-@functools.cache
-def ruff_command() -> tuple[str, ...]:
-    """Ruff's own binary: ``python -m ruff`` would start an interpreter (~40 ms) only to exec it."""
-    try:
-        from ruff import find_ruff_bin
-
-        return (os.fsdecode(find_ruff_bin()),)
-    except (ImportError, FileNotFoundError):
-        return (sys.executable, "-m", "ruff")
-
-
-async def static_check(root: Path, files: list[str] | None = None) -> list[LintIssue]:
-    """Ruff's findings on the project's Python files (its own ruff configuration honoured; without
-    one, ruff's conservative defaults: :mod:`daemon.lint.config`).
-
-    Ruff reads code, it does not run it, so it runs outside the sandbox. Never raises: a
-    missing or failing ruff is logged and gives [].
-    """
-    root = Path(root)
-    candidates = files if files is not None else list_repo_files(root)
-    targets = [f for f in candidates if f.endswith((".py", ".pyi")) and _existing_inside(root, f)]
-    if not targets:
-        return []
-    from daemon.lint.config import config_args  # the project's ruff configuration, else ruff's defaults
-
-    argv = [*ruff_command(), "check", "--output-format", "json", "--no-cache", "--exit-zero",
-            "--force-exclude", *config_args(root, targets), "--", *targets]
-    try:
-        process = await asyncio.create_subprocess_exec(
-            *argv, cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-        )
-    except OSError as exc:
-        log.warning("static check skipped: could not start ruff (%s)", exc)
-        return []
-    try:
-        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=60)
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-        log.warning("static check skipped: ruff took more than 60 s")
-        return []
-    try:
-        raw = json.loads(stdout or b"[]")
-    except json.JSONDecodeError:
-        log.warning("static check skipped: ruff failed (exit %s): %s", process.returncode, stderr.decode()[-500:])
-        return []
-    issues = []
-    real_root = root.resolve()
-    for item in raw:
-        path = Path(item.get("filename", ""))
-        rel = path.relative_to(real_root).as_posix() if path.is_relative_to(real_root) else str(path)
-        location = item.get("location") or {}
-        issues.append(LintIssue(file=rel, line=int(location.get("row") or 1), col=int(location.get("column") or 1),
-                                code=item.get("code") or "invalid-syntax", message=item.get("message", ""),
-                                fixable=bool(item.get("fix"))))
-    return sorted(issues, key=lambda i: (i.file, i.line, i.col))

@@ -111,7 +111,7 @@ def parse(text):
 
 def test_a_reviewer_finding_that_only_restates_the_linter_is_dropped():
     from daemon.agents.findings import Finding, drop_lint_repeats
-    from daemon.workspace.testing import LintIssue
+    from daemon.lint.check import LintIssue
 
     lint = [LintIssue("a.py", 1, 8, "F401", "`os` imported but unused")]
     said = [Finding("a.py", 1, 1, "major", "The `os` module is imported but unused."),

@@ -50,3 +50,24 @@ def test_nothing_below_the_api_edge_imports_it() -> None:
                        and "eval/data/" not in name
                        for module in _imports_of(path) if module == "daemon.api" or module.startswith("daemon.api."))
     assert offenders == [], "import the values from daemon.messages / daemon.payloads, not the HTTP edge"
+
+
+def _daemon_imports(folder: str) -> dict[str, set[str]]:
+    root = Path(daemon.__file__).parent
+    return {path.relative_to(root).as_posix(): _imports_of(path) for path in (root / folder).rglob("*.py")}
+
+
+def test_the_domain_and_the_api_never_reach_into_the_process_layer() -> None:
+    """``daemon/service/`` starts processes and wires the parts; what they do (applying a change,
+    queueing a job) lives below it, so the routes and the domain can be tested without a daemon."""
+    offenders = sorted(f"{name}: {module}" for folder in (*(f for f in CORE if f != "service"), "api", "lint", "review")
+                       for name, modules in _daemon_imports(folder).items()
+                       for module in modules if module == "daemon.service" or module.startswith("daemon.service."))
+    assert offenders == []
+
+
+def test_the_workspace_never_imports_the_lint_package() -> None:
+    """daemon.lint builds on the workspace (its files, its confinement), never the other way round."""
+    offenders = sorted(f"{name}: {module}" for name, modules in _daemon_imports("workspace").items()
+                       for module in modules if module == "daemon.lint" or module.startswith("daemon.lint."))
+    assert offenders == []

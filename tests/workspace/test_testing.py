@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.workspace.testing import TestReport, entry_point, run_tests, static_check
+from daemon.lint.check import static_check
+from daemon.workspace.testing import TestReport, entry_point, run_tests
 from tests.workspace.conftest import write
 
 

@@ -1,5 +1,5 @@
 """Proposed changes, applied or discarded: the domain work behind ``POST /v1/changes/{id}/apply``
-and ``…/discard`` (the routes only translate).
+and ``…/discard`` (the routes only translate; the daemon and the team server hold one each).
 
 Applying a change writes its files (unless the editor already did, through its own workspace
 edit), tells the watcher that the daemon wrote that content (so the save starts no review),
@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from daemon.errors import Conflict, NotFound
 from daemon.events import Event, EventKind
 from daemon.jobs.manager import JobManager
-from daemon.watch.registry import WatchRegistry
 
 if TYPE_CHECKING:
     from storage import AsyncStore, Change
@@ -27,8 +26,14 @@ if TYPE_CHECKING:
 APPLIED_BONUS = 0.3  # added to the reward of a job's agent experiences when the user applies its change
 
 
+class WrittenFiles(Protocol):
+    """What the service tells the watcher (``daemon.watch.registry.WatchRegistry``): the daemon wrote these."""
+
+    def mark_written(self, root: str, files: dict[str, str]) -> None: ...
+
+
 class ChangeService:
-    def __init__(self, store: AsyncStore, jobs: JobManager, watch: WatchRegistry) -> None:
+    def __init__(self, store: AsyncStore, jobs: JobManager, watch: WrittenFiles) -> None:
         self.store, self.jobs, self.watch = store, jobs, watch
 
     async def get(self, change_id: str) -> tuple[Change, str | None]:
