@@ -21,6 +21,7 @@ from tests.daemon.conftest import DaemonProcess, daemon_env, wait_for
 from tests.fakes.llm_server import FakeLLM
 
 JOBS_PER_MINUTE = 3
+PROBE = "probe.bin"  # a binary file: the watcher reports it skipped and starts no job
 PLANTED = "def add(a, b):\n    return a - b\n"
 REVIEW = ('[{"start_line": 2, "severity": "major", "message": "add() subtracts: a planted bug", '
           '"quote": "return a - b", "replacement": "    return a + b"}]')
@@ -66,14 +67,30 @@ class Follower:
         async for event in client.watch_events(root):
             self.events.append(event)
 
-    async def until(self, predicate: Any, timeout: float = 60.0) -> StreamEvent:
+    async def until(self, predicate: Any, timeout: float = 60.0, since: int = 0) -> StreamEvent:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            for event in self.events:
+            for event in self.events[since:]:
                 if predicate(event):
                     return event
             await asyncio.sleep(0.05)
         raise AssertionError(f"no such event within {timeout}s; saw {[e.kind for e in self.events]}")
+
+    async def handled(self, root: Path, timeout: float = 30.0) -> None:
+        """The stream is open and the watcher has handled every save made before this call: a probe
+        saved now is reported (skipped: binary) only after the batches of saves before it. Saved
+        again until its notice comes (the first may come before the stream is open)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            since = len(self.events)
+            (root / PROBE).write_bytes(b"\0probe\n")
+            try:
+                await self.until(lambda e: e.kind == "watch" and e.data["action"] == "skipped"
+                                 and any(f.startswith(PROBE) for f in e.data["files"]), timeout=2.0, since=since)
+                return
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
 
     def close(self) -> None:
         self._task.cancel()
@@ -83,7 +100,7 @@ async def watch(client: Any, root: Path) -> Follower:
     workspace = await client.register_workspace(str(root))
     assert workspace.watching and workspace.watch_mode == "inotify"
     follower = Follower(client, root)
-    await asyncio.sleep(0.3)  # the stream is open before the first save
+    await follower.handled(root)  # the stream is open before the first save
     return follower
 
 
@@ -128,7 +145,7 @@ async def test_an_atomic_rename_save_starts_one_review(engine_daemon: DaemonProc
         temp.write_text(PLANTED)
         os.replace(temp, root / "calc.py")
         await follower.until(finished)
-        await asyncio.sleep(1.0)  # any duplicate would have been queued by now
+        await follower.handled(root)  # any duplicate would have been queued by now
         jobs = await client.jobs(workspace=str(root))
         follower.close()
     assert [(j.kind, j.request["files"]) for j in jobs] == [("review", ["calc.py"])]
@@ -143,7 +160,7 @@ async def test_a_gitignored_file_starts_nothing(engine_daemon: DaemonProcess) ->
         (root / "secret" / "keys.py").write_text("KEY = 1\n")
         (root / ".venv" / "lib").mkdir(parents=True)
         (root / ".venv" / "lib" / "site.py").write_text("x = 1\n")
-        await asyncio.sleep(1.2)
+        await follower.handled(root)  # the watcher has seen the ignored saves
         assert await client.jobs(workspace=str(root)) == []
         (root / "real.py").write_text("x = 1\n")  # the watcher is alive: a real save is reviewed
         await follower.until(lambda e: e.kind == "watch" and e.data["action"] == "queued")
@@ -159,7 +176,7 @@ async def test_200_files_changed_at_once_start_a_bounded_number_of_jobs(engine_d
         for i in range(200):
             (root / f"mod{i:03}.py").write_text(f"VALUE = {i}\n")
         capped = await follower.until(lambda e: e.kind == "watch" and e.data["action"] == "capped")
-        await asyncio.sleep(1.0)
+        await follower.handled(root)  # every batch of the checkout has been queued or capped
         jobs = await client.jobs(workspace=str(root))
         for job in jobs:
             await wait_for(client, job.id, timeout=60)

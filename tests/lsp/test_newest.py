@@ -76,12 +76,15 @@ async def test_an_older_review_finishing_late_never_replaces_the_newer_findings(
     await until(lambda: hung(llm, "return a - b", since), what="the older review's model call")
     editor.save(calc, FIXED)  # a save review of the new text, quick
     await until(lambda: editor.troupe_diagnostics(calc, WRONG_OP), what="the newer review's finding")
+    def older_finished() -> bool:  # its final state reached the editor, after all its other events
+        assert editor.troupe_diagnostics(calc, WRONG_OP), "the newer finding vanished"
+        assert not editor.troupe_diagnostics(calc, BUG_MESSAGE), "the old text's finding came back"
+        return any(n.event.kind == "job_state" and n.event.job_id == manual["jobId"]
+                   and n.event.data.state not in ACTIVE_STATES for n in editor.notifications("troupe/jobEvent"))
+
+    await until(older_finished, what="the older review to finish late")
     async with engine_daemon.client() as client:
-        while (await client.job(manual["jobId"])).state in ACTIVE_STATES:  # the older one finishes late
-            assert editor.troupe_diagnostics(calc, WRONG_OP), "the newer finding vanished"
-            assert not editor.troupe_diagnostics(calc, BUG_MESSAGE), "the old text's finding came back"
-            await asyncio.sleep(0.02)
-        await asyncio.sleep(0.3)  # its events, if any, have reached the editor
+        assert (await client.job(manual["jobId"])).state not in ACTIVE_STATES
         stored = await client.findings(str(calc.parent), "calc.py")
     assert editor.troupe_diagnostics(calc, WRONG_OP) and not editor.troupe_diagnostics(calc, BUG_MESSAGE)
     assert [f.message for f in stored if f.rule is None] == [WRONG_OP]

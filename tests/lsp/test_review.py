@@ -4,7 +4,7 @@ that follow the user's edits, offer a quick fix, and can be dismissed for good."
 
 from __future__ import annotations
 
-import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ async def test_a_saved_bug_becomes_diagnostics_with_the_right_range_severity_and
     assert lint.range == at(0, 7, 9) and lint.severity == types.DiagnosticSeverity.Warning  # minor
     assert lint.message == "`os` imported but unused"  # without its code repeated
     assert lint.source == "troupe"
-    await asyncio.sleep(0.5)  # a second job for the same save would have been queued by now
+    await watcher_handled(editor, calc.parent)  # a second job for the same save would have been queued by now
     listed = await editor.client.protocol.send_request_async("troupe/jobs", {"workspace": str(calc.parent)})
     assert [(j.kind, j.request.options.trigger) for j in listed.jobs] == [("review", "save")]  # the watcher's only
 
@@ -88,6 +88,24 @@ async def test_dismiss_removes_the_diagnostic_and_the_same_finding_stays_away_af
     await until(lambda: len(finished_reviews(editor)) > reviews_before, what="the second review")
     assert [d.code for d in editor.diagnostics(calc)] == ["F401"]
     assert not editor.troupe_diagnostics(calc, BUG_MESSAGE)
+
+
+async def watcher_handled(editor: Editor, root: Path) -> None:
+    """The daemon's watcher has handled every save made before this call: a binary probe saved now
+    (which starts no job) is reported skipped, on the stream the editor hears, only after them."""
+    probe, deadline = root / "probe.bin", time.monotonic() + 30
+    while True:
+        since = len(editor.custom)
+        probe.write_bytes(b"\0probe\n")
+        try:
+            await until(lambda since=since: [n for name, n in editor.custom[since:] if name == "troupe/jobEvent"
+                                 and n.event.kind == "watch" and n.event.data.action == "skipped"
+                                 and any(f.startswith(probe.name) for f in n.event.data.files)],
+                        timeout=2.0, what="the watcher's notice of the probe")
+            return
+        except AssertionError:  # saved again (the watcher coalesces saves; it never loses the last)
+            if time.monotonic() > deadline:
+                raise
 
 
 def finished_reviews(editor: Editor) -> list[Any]:
