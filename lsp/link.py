@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TypeVar
 
 import aiohttp
 
@@ -20,6 +20,8 @@ from daemon.client import DaemonClient, DaemonError
 from daemon.retry import Backoff
 
 log = logging.getLogger("troupe.lsp")
+
+R = TypeVar("R")  # what one daemon call answers
 
 NOT_YET = "not connected yet"
 LINK_BACKOFF = Backoff(first=0.25, cap=5.0)  # an editor session outlives many daemon restarts
@@ -60,7 +62,7 @@ class DaemonLink:
         """A request just reached the daemon: skip the rest of the backoff."""
         self._wake.set()
 
-    async def call(self, make: Callable[[DaemonClient], Awaitable[Any]]) -> Any:
+    async def call(self, make: Callable[[DaemonClient], Awaitable[R]]) -> R:
         """One daemon call on behalf of an editor request; a lost connection is noted, then raised."""
         try:
             result = await make(self.client)

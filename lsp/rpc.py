@@ -82,7 +82,7 @@ def parse(cls: type[T], value: Any, what: str) -> T:
     if not isinstance(value, dict):
         raise invalid_params(f"{what}: expected one JSON object, got {type(value).__name__}")
     try:
-        parsed = CONVERTER.structure(value, cls)
+        parsed: T = CONVERTER.structure(value, cls)  # pygls' converter is untyped
     except Exception as exc:
         raise invalid_params(f"{what}: {describe(exc)}") from None
     check = getattr(parsed, "check", None)

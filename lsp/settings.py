@@ -24,11 +24,12 @@ SEVERITY_RANK = {name: rank for rank, name in enumerate(CHOICES["minimumSeverity
 OVERRIDES = {"model": "model", "reviewOnSave": "review_on_save", "testOnSave": "test_on_save"}
 
 
-def section(params_settings: Any) -> dict[str, Any]:
+def section(params_settings: object) -> dict[str, Any]:
     """The ``troupe`` section of ``didChangeConfiguration``'s settings (or the settings themselves)."""
-    if isinstance(params_settings, dict) and isinstance(params_settings.get("troupe"), dict):
-        return params_settings["troupe"]
-    return params_settings if isinstance(params_settings, dict) else {}
+    if not isinstance(params_settings, dict):
+        return {}
+    troupe = params_settings.get("troupe")
+    return troupe if isinstance(troupe, dict) else params_settings
 
 
 def read_choices(options: dict[str, Any], current: dict[str, Any], problems: list[str]) -> dict[str, Any]:

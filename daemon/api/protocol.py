@@ -48,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.messages import (  # noqa: F401 - re-exported: the edge and its clients import them here
+from daemon.messages import (
     ACTIVE_STATES,
     COMPLETE_MAX_TOKENS,
     COMPLETE_MAX_TOKENS_LIMIT,
@@ -78,11 +78,9 @@ from daemon.messages import (  # noqa: F401 - re-exported: the edge and its clie
     LintFix,
     LintRequest,
     LintResult,
-    Message,
     Metrics,
     PersonInfo,
     PriorityName,
-    ProtocolError,
     Question,
     RegisterWorkspace,
     SearchHit,
@@ -98,10 +96,68 @@ from daemon.messages import (  # noqa: F401 - re-exported: the edge and its clie
     WorkspaceList,
     WorkspaceSettings,
 )
+from daemon.schema import Message, ProtocolError
 
 API_VERSION = 1
 PREFIX = f"/v{API_VERSION}"
 ON_BEHALF_OF = "X-Troupe-On-Behalf-Of"
+
+# Re-exported: the edge and its clients import the types from here.
+__all__ = [
+    "ACTIVE_STATES",
+    "API_VERSION",
+    "COMPLETE_MAX_TOKENS",
+    "COMPLETE_MAX_TOKENS_LIMIT",
+    "CONNECTION_EVENT",
+    "FINAL_STATES",
+    "JOB_KINDS",
+    "ON_BEHALF_OF",
+    "PREFIX",
+    "PRIORITIES",
+    "STREAM_KINDS",
+    "WATCH_EVENT",
+    "Answer",
+    "ApplyChange",
+    "ChangeInfo",
+    "ChangeState",
+    "ErrorBody",
+    "EventList",
+    "FilesSaved",
+    "FindingInfo",
+    "FindingList",
+    "FindingState",
+    "FindingUpdate",
+    "Health",
+    "JobInfo",
+    "JobKind",
+    "JobList",
+    "JobState",
+    "LintDiagnostic",
+    "LintEdit",
+    "LintFix",
+    "LintRequest",
+    "LintResult",
+    "Message",
+    "Metrics",
+    "PersonInfo",
+    "PriorityName",
+    "ProtocolError",
+    "Question",
+    "RegisterWorkspace",
+    "SearchHit",
+    "SearchResults",
+    "Severity",
+    "StreamEvent",
+    "SubmitJob",
+    "T",
+    "Usage",
+    "ViewerLink",
+    "ViewerLinkRequest",
+    "WorkspaceInfo",
+    "WorkspaceList",
+    "WorkspaceSettings",
+    "error_json",
+]
 
 
 @dataclass
