@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from daemon.sandbox import Isolation, SandboxLimits, run_sandboxed
-from tests.sandbox.conftest import gone_soon, python
+from tests.sandbox.conftest import gone_soon, python, running_with
 
 MiB = 1024 * 1024
 
@@ -40,6 +41,18 @@ print(f"forks refused: {refused}", flush=True)
 """
 
 
+def child_started(marker: str) -> bool:
+    """Whether SPIN_WITH_A_CHILD's child (``python -c "…sleep(600)" MARKER``) is running."""
+    needle = f"\0-c\0import time; time.sleep(600)\0{marker}".encode()
+    for pid in running_with(marker):
+        try:
+            if needle in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue  # exited while we looked
+    return False
+
+
 async def test_an_infinite_loop_is_killed_at_the_timeout_with_its_children(scratch: Path, marker: str) -> None:
     result = await run_sandboxed(python(SPIN_WITH_A_CHILD, marker), cwd=scratch, timeout=1)
 
@@ -67,7 +80,10 @@ subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", sys.argv
 
 async def test_cancelling_the_awaiting_task_kills_the_sandbox(scratch: Path, marker: str) -> None:
     run = asyncio.create_task(run_sandboxed(python(SPIN_WITH_A_CHILD, marker), cwd=scratch, timeout=60))
-    await asyncio.sleep(0.5)
+    deadline = time.monotonic() + 30
+    while not child_started(marker):  # the program runs and has its child: both must die with the sandbox
+        assert time.monotonic() < deadline and not run.done(), "the sandboxed program never started its child"
+        await asyncio.sleep(0.02)
     run.cancel()
 
     with pytest.raises(asyncio.CancelledError):
