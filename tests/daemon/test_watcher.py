@@ -6,6 +6,7 @@ import asyncio
 import errno
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -37,16 +38,43 @@ class Batches:
 
 
 async def watching(root: Path, **options: Any) -> tuple[RepoWatcher, Batches]:
+    """A started watcher whose watches are in place: a probe saved until it is delivered."""
     seen = Batches()
     seen.root = root.resolve()
     watcher = RepoWatcher(root, seen, debounce=options.pop("debounce", 0.15), **options)
     await asyncio.to_thread(watcher.start)
-    await asyncio.sleep(0.1)
+    for _ in range(30):
+        (root / "ready.py").write_text("ready = True\n")
+        if await delivered(seen, timeout=1.0, raises=False):
+            break
+    else:
+        raise AssertionError("the watcher never delivered a save")
+    seen.batches.clear()
     return watcher, seen
 
 
-async def settle(seconds: float = 0.6) -> None:
-    await asyncio.sleep(seconds)
+async def delivered(seen: Batches, timeout: float = 10.0, raises: bool = True) -> bool:
+    """Until a batch has come (its debounce fired)."""
+    deadline = time.monotonic() + timeout
+    while not seen.batches:
+        if time.monotonic() > deadline:
+            if raises:
+                raise AssertionError(f"no batch within {timeout} s")
+            return False
+        await asyncio.sleep(0.01)
+    return True
+
+
+async def handled(root: Path, seen: Batches) -> list[str]:
+    """Every save made before this call has been delivered: a probe saved now comes after them, in a
+    batch of its own once the batch before it has come. Returns that batch."""
+    probe = root / "zz_probe.py"
+    probe.write_text("probe = True\n")
+    deadline = time.monotonic() + 10
+    while not seen.batches or probe.name not in seen.batches[-1]:
+        assert time.monotonic() < deadline, f"the probe was never delivered: {seen.batches}"
+        await asyncio.sleep(0.01)
+    return [probe.name]
 
 
 @pytest.mark.parametrize("temp_name", [".app.py.tmp", "app.py.8f3a2c"])  # ignored pattern, or any name
@@ -56,10 +84,11 @@ async def test_an_atomic_rename_save_counts_once_for_the_target(git_repo: Path, 
         temp = git_repo / temp_name
         temp.write_text("x = 1\n")
         os.replace(temp, git_repo / "app.py")
-        await settle()
+        await delivered(seen)
+        probe = await handled(git_repo, seen)
     finally:
         watcher.stop()
-    assert seen.batches == [["app.py"]]
+    assert seen.batches == [["app.py"], probe]
 
 
 async def test_a_burst_of_writes_is_one_batch(git_repo: Path) -> None:
@@ -68,10 +97,11 @@ async def test_a_burst_of_writes_is_one_batch(git_repo: Path) -> None:
         for i in range(5):
             (git_repo / "a.py").write_text(f"a = {i}\n")
             (git_repo / "b.py").write_text(f"b = {i}\n")
-        await settle()
+        await delivered(seen)
+        probe = await handled(git_repo, seen)
     finally:
         watcher.stop()
-    assert seen.batches == [["a.py", "b.py"]]
+    assert seen.batches == [["a.py", "b.py"], probe]
 
 
 async def test_ignored_paths_start_nothing(git_repo: Path) -> None:
@@ -82,12 +112,12 @@ async def test_ignored_paths_start_nothing(git_repo: Path) -> None:
             path = git_repo / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("noise\n")
-        await settle()
-        (git_repo / "pkg" / "real.py").write_text("ok = True\n")
-        await settle()
+        (git_repo / "pkg" / "real.py").write_text("ok = True\n")  # an ignored path would come with it
+        await delivered(seen)
+        probe = await handled(git_repo, seen)
     finally:
         watcher.stop()
-    assert seen.batches == [["pkg/real.py"]]
+    assert seen.batches == [["pkg/real.py"], probe]
 
 
 async def test_it_falls_back_to_polling_when_inotify_runs_out(git_repo: Path, monkeypatch: Any) -> None:
@@ -104,10 +134,11 @@ async def test_it_falls_back_to_polling_when_inotify_runs_out(git_repo: Path, mo
         assert watcher.mode == "polling"
         assert "inotify limit reached" in watcher.note and "max_user_watches" in watcher.note
         (git_repo / "polled.py").write_text("p = 1\n")
-        await settle(1.0)
+        await delivered(seen)
+        probe = await handled(git_repo, seen)
     finally:
         watcher.stop()
-    assert seen.batches == [["polled.py"]]
+    assert seen.batches == [["polled.py"], probe]
 
 
 class FakeQueue:
