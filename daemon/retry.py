@@ -30,7 +30,7 @@ class Backoff:
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after ``attempt`` failures in a row less one (0: before the first retry)."""
-        base = min(self.cap, self.first * 2 ** min(max(attempt, 0), 32))
+        base = min(self.cap, self.first * 2.0 ** min(max(attempt, 0), 32))  # 2.0: int ** int may be a float
         return base * random.uniform(1 - self.spread, 1.0) if self.spread else base
 
     async def wait(self, attempt: int) -> None:

@@ -162,4 +162,5 @@ class Message:
         """Cross-field rules; raise :class:`ProtocolError`."""
 
     def to_json(self) -> dict[str, Any]:
-        return msgspec.to_builtins(self)
+        data: dict[str, Any] = msgspec.to_builtins(self)  # a dataclass: always a JSON object
+        return data

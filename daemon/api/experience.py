@@ -63,8 +63,9 @@ async def search(request: web.Request) -> web.Response:
 
 def _event_text(data: dict[str, Any]) -> str:
     for key in ("text", "conclusion", "message", "summary", "answer"):
-        if isinstance(data.get(key), str):
-            return data[key][:500]
+        value = data.get(key)
+        if isinstance(value, str):
+            return value[:500]
     return json.dumps(data)[:500]
 
 

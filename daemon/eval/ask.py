@@ -29,7 +29,8 @@ Question: {question}"""
 
 @functools.cache
 def _questions() -> dict[str, Any]:
-    return json.loads((DATA / "questions.json").read_text(encoding="utf-8"))
+    questions: dict[str, Any] = json.loads((DATA / "questions.json").read_text(encoding="utf-8"))  # the suite's data
+    return questions
 
 
 @functools.cache

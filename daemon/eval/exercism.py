@@ -152,7 +152,8 @@ def published_for(model: str, rows: list[Published]) -> Published | None:
 
 def first_prompt(item: Item) -> str:
     """What Aider's first message says: the instructions, then its addendum naming the file."""
-    return item.data["instructions"] + INSTRUCTIONS_ADDENDUM.format(file_list=item.data["file"])
+    instructions: str = item.data["instructions"]  # the exercise's .docs, read by items()
+    return instructions + INSTRUCTIONS_ADDENDUM.format(file_list=item.data["file"])
 
 
 def retry_prompt(item: Item, output: str) -> str:

@@ -34,7 +34,8 @@ class RowSummary:
         n = len(results) or 1
 
         def mean(name: str) -> float:
-            return round(sum(getattr(r, name) for r in results) / n, 1)
+            total: float = sum(getattr(r, name) for r in results)  # a float field of ItemResult, by name
+            return round(total / n, 1)
 
         solved = sum(r.solved for r in results)
         tokens = sum(r.prompt_tokens + r.completion_tokens for r in results)

@@ -163,4 +163,5 @@ def load_suite(name: str, data: Path | None = None, **options: Any) -> Suite:
         factory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise SuiteError(f"the {name} suite is not available ({exc})") from None
-    return factory(data, **options) if options else factory(data)
+    suite: Suite = factory(data, **options) if options else factory(data)  # imported by name: a Suite class
+    return suite

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from daemon.experience.text import clip, scrub
 from storage.experience import STOP_WORDS
 
 if TYPE_CHECKING:
-    from storage import AsyncStore
+    from storage import AsyncStore, Experience, Finding
 
 VERDICTS = {"dismissed": "dismissed", "applied": "applied the fix for"}
 SAME_KIND = 0.5    # shared terms that, on the same code, make two findings one kind
@@ -52,8 +52,8 @@ def _read(root: str | None, file: str) -> str | None:
         return None
 
 
-async def record_learning(store: AsyncStore, finding: Any, state: str, reason: str | None,
-                          root: str | None) -> Any | None:
+async def record_learning(store: AsyncStore, finding: Finding, state: str, reason: str | None,
+                          root: str | None) -> Experience | None:
     """Store what the person did with ``finding`` (a stored finding); returns the learning, or None
     when the state teaches nothing. Reopening a finding withdraws what was learnt from it."""
     if state == "open":
@@ -75,7 +75,7 @@ async def record_learning(store: AsyncStore, finding: Any, state: str, reason: s
                                       job_id=finding.job_id, role="reviewer", task=said, score=1.0, data=data)
 
 
-def dismissed_match(file: str, message: str, code: str, learnings: list[Any]) -> Any | None:
+def dismissed_match(file: str, message: str, code: str, learnings: list[Experience]) -> Experience | None:
     """The learning that says this finding was dismissed before, on the same code, or None."""
     for learning in learnings:
         data = learning.data
@@ -87,5 +87,5 @@ def dismissed_match(file: str, message: str, code: str, learnings: list[Any]) ->
     return None
 
 
-def render_learning(learning: Any) -> str:
+def render_learning(learning: Experience) -> str:
     return learning.value

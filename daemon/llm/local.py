@@ -27,6 +27,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from daemon import paths
 from daemon.config import ModelSettings, Secret
@@ -104,19 +105,21 @@ def choose_threads(setting: int | None = None) -> tuple[int, str]:
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]  # (host, port) for an AF_INET socket
+        return port
 
 
 def speed_file(model: Path) -> Path:
     return model.with_suffix(".speed.json")
 
 
-def last_speed(model: Path) -> dict | None:
+def last_speed(model: Path) -> dict[str, Any] | None:  # Any: JSON this module wrote (measure)
     """What the last server start on ``model`` measured (runtime, threads, tokens/s, load), if any."""
     try:
-        return json.loads(speed_file(model).read_text())
+        speed = json.loads(speed_file(model).read_text())
     except (OSError, ValueError):
         return None
+    return speed if isinstance(speed, dict) else None
 
 
 class LocalModelServer:
@@ -185,7 +188,8 @@ class LocalModelServer:
             await asyncio.sleep(0.25)
         raise LocalModelError(f"the local model server did not answer within {timeout:.0f}s; log: {self.log_file}")
 
-    async def _request(self, method: str, path: str, body: dict | None = None, timeout: float = 5) -> tuple[int, bytes]:
+    async def _request(self, method: str, path: str, body: dict[str, Any] | None = None,
+                       timeout: float = 5) -> tuple[int, bytes]:
         reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
         try:
             data = json.dumps(body).encode() if body is not None else b""

@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import threading
+from typing import Any
 
 SETTINGS_ENV = "TROUPE_LOCAL_SERVER"
 PR_SET_PDEATHSIG = 1
@@ -43,7 +44,7 @@ def die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def serve(settings: dict) -> object:
+def serve(settings: dict[str, Any]) -> object:  # Any: JSON the daemon passed in SETTINGS_ENV
     import xllamacpp
 
     params = xllamacpp.CommonParams()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from unidiff import PatchedFile
+    from unidiff.patch import PatchedFile  # unidiff's __init__ re-exports it without saying so
 
 MAX_FILE_BYTES = 1_000_000  # what the static lane's LintRequest accepts
 GIT_TIMEOUT_S = 60
@@ -134,7 +134,7 @@ def diff_scope(start: Path, base: str | None = None, *, staged: bool = False,
     """The files and lines changed since ``base`` (the working tree against it), or staged in the
     index (``staged=True``, against HEAD). ``paths`` (relative to the repository root) narrows the
     diff to those files, as pre-commit passes them."""
-    from unidiff import PatchSet  # small, but only a diff review needs it
+    from unidiff.patch import PatchSet  # small, but only a diff review needs it
 
     if staged == (base is not None):
         raise DiffError("say what to compare with: a BASE (commit, branch or tag) or --staged, not both")

@@ -22,12 +22,34 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict, cast
 
 LAUNCHER = str(Path(__file__).with_name("launch.py"))
 NAMESPACES = ("--net", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc")
 USER_NAMESPACE = ("--user", "--map-root-user")
 # Sandboxed programs run as uids from this range (no passwd entry), one per concurrent run.
 SANDBOX_UIDS = range(61000, 62000)
+
+
+class LaunchSpec(TypedDict, total=False):
+    """What the launcher (launch.py) is told, as `marshal` data; the runner adds status_fd last."""
+
+    status_fd: int  # the write end of the status pipe
+    cwd: str
+    writable: list[str]
+    readable: list[str]
+    uid: int | None  # None: the daemon's own uid
+    gid: int | None
+    confine_writes: bool
+    drop_capabilities: bool
+    rlimits: dict[str, tuple[int, int]]  # RLIMIT name without its prefix -> (soft, hard)
+
+
+class LaunchReport(TypedDict, total=False):
+    """What the launcher writes to the status pipe: one of the two."""
+
+    status: int  # the program's wait status
+    setup_error: str
 
 
 @dataclass(frozen=True)
@@ -42,26 +64,26 @@ class Isolation:
     user_namespace: bool  # not root: root of a user namespace, all capabilities dropped
     limitation: str = ""  # why isolation is less than the best case; "" when it is not
 
-    def launcher_command(self, spec: dict, argv: list[str]) -> list[str]:
+    def launcher_command(self, spec: LaunchSpec, argv: list[str]) -> list[str]:
         return launcher_command(self.prefix, spec, argv)
 
 
-def launcher_command(prefix: tuple[str, ...], spec: dict, argv: list[str]) -> list[str]:
+def launcher_command(prefix: tuple[str, ...], spec: LaunchSpec, argv: list[str]) -> list[str]:
     """The command that runs `argv` through the launcher (isolated Python, no site-packages)."""
     return [*prefix, sys.executable, "-I", "-S", LAUNCHER, encode_spec(spec), "--", *argv]
 
 
-def encode_spec(spec: dict) -> str:
+def encode_spec(spec: LaunchSpec) -> str:
     """The launcher's spec as one argv word: hex of `marshal` data, which the launcher (this same
     interpreter, `sys.executable`) decodes without importing json (and with it re and enum)."""
-    return marshal.dumps(spec).hex()
+    return marshal.dumps(dict(spec)).hex()  # marshal takes a plain dict, not a TypedDict
 
 
 def _probe(prefix: tuple[str, ...], *, confine: bool, uid: int | None, user_namespace: bool) -> str:
     """Run `true` through the launcher under `prefix`; "" on success, else what went wrong."""
     with tempfile.TemporaryDirectory(prefix="troupe-sandbox-probe-") as scratch:
         read_fd, write_fd = os.pipe()
-        spec = {
+        spec: LaunchSpec = {
             "status_fd": write_fd,
             "cwd": scratch,
             "writable": [scratch],
@@ -88,7 +110,7 @@ def _probe(prefix: tuple[str, ...], *, confine: bool, uid: int | None, user_name
     return ""
 
 
-def read_status(fd: int) -> dict:
+def read_status(fd: int) -> LaunchReport:
     """What the launcher wrote to the status pipe (closed here); {} if it wrote nothing."""
     os.set_blocking(fd, False)
     data = b""
@@ -97,7 +119,8 @@ def read_status(fd: int) -> dict:
     if not data:
         return {}
     report = marshal.loads(data)
-    return report if isinstance(report, dict) else {}
+    # The launcher, this same interpreter, wrote it with marshal: a LaunchReport when it is a dict.
+    return cast(LaunchReport, report) if isinstance(report, dict) else {}
 
 
 @functools.cache

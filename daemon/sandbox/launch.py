@@ -28,6 +28,10 @@ import resource
 import sys
 import warnings  # noqa: F401  os.execvp imports it lazily, maybe after we can no longer read the stdlib
 
+TYPE_CHECKING = False  # not typing's: importing typing would cost start-up (it imports re)
+if TYPE_CHECKING:
+    from daemon.sandbox.isolation import LaunchReport, LaunchSpec
+
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 32, 1024, 2048, 4096, 16384
 MS_RELATIME = 1 << 21
@@ -141,14 +145,17 @@ def _drop_capabilities() -> None:
     _check(libc.capset(header, (ctypes.c_uint32 * 6)()), "capset")
 
 
-def become_sandboxed(spec: dict) -> None:
+def become_sandboxed(spec: LaunchSpec) -> None:
     """In the program's process: limits, identity, then the working directory."""
     for name, (soft, hard) in spec["rlimits"].items():
         resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (soft, hard))
-    if spec.get("uid") is not None:
+    uid, gid = spec.get("uid"), spec.get("gid")
+    if uid is not None:
+        if gid is None:
+            raise ValueError("the sandbox spec names a uid without a gid")
         os.setgroups([])
-        os.setresgid(spec["gid"], spec["gid"], spec["gid"])
-        os.setresuid(spec["uid"], spec["uid"], spec["uid"])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
     elif spec.get("drop_capabilities"):
         _drop_capabilities()
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
@@ -156,12 +163,13 @@ def become_sandboxed(spec: dict) -> None:
     os.chdir(spec["cwd"])
 
 
-def _report(status_fd: int, report: dict) -> None:
-    os.write(status_fd, marshal.dumps(report))
+def _report(status_fd: int, report: LaunchReport) -> None:
+    os.write(status_fd, marshal.dumps(dict(report)))  # marshal takes a plain dict, not a TypedDict
 
 
 def main(argv: list[str]) -> None:
-    spec, program = marshal.loads(bytes.fromhex(argv[1])), argv[3:]
+    spec: LaunchSpec = marshal.loads(bytes.fromhex(argv[1]))  # the runner's encode_spec
+    program = argv[3:]
     status_fd = spec["status_fd"]
     os.set_inheritable(status_fd, False)
     _prctl(PR_SET_PDEATHSIG, SIGKILL)  # the daemon died: so do we

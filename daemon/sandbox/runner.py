@@ -17,6 +17,8 @@ from daemon.paths import temp_prefix
 from daemon.sandbox.environment import sandbox_environment
 from daemon.sandbox.isolation import (
     Isolation,
+    LaunchReport,
+    LaunchSpec,
     change_owner,
     claim_uid,
     detect_isolation,
@@ -77,7 +79,7 @@ async def run_sandboxed(
         rlimits = limits.rlimits(timeout)
         if uid is None and not isolation.user_namespace:
             del rlimits["NPROC"]  # it would count every process of the daemon's user
-        spec = {
+        spec: LaunchSpec = {
             "cwd": str(workdir),
             "writable": [str(workdir), str(root)],
             "readable": _readable_folders(readable),
@@ -97,7 +99,7 @@ async def run_sandboxed(
 
 async def _run(
     isolation: Isolation,
-    spec: dict,
+    spec: LaunchSpec,
     argv: list[str],
     environment: dict[str, str],
     stdin: bytes | str | None,
@@ -205,7 +207,7 @@ async def _read_capped(stream: asyncio.StreamReader | None, cap: int) -> tuple[s
     return head.decode(errors="replace") + marker + tail.decode(errors="replace"), dropped
 
 
-def _outcome(report: dict, timed_out: bool, launcher_code: int | None) -> tuple[int, int | None]:
+def _outcome(report: LaunchReport, timed_out: bool, launcher_code: int | None) -> tuple[int, int | None]:
     """(returncode, killing signal) of the program itself, from the launcher's report."""
     if "status" in report:
         code = os.waitstatus_to_exitcode(report["status"])
