@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -27,8 +29,9 @@ from daemon.agents.context import RunContext
 from daemon.agents.job import JobSpec
 from daemon.agents.runner import ChainRunner
 from daemon.config import ModelSettings, Secret, Settings
-from daemon.events import Event, EventKind
+from daemon.events import Event
 from daemon.llm.gateway import Gateway, import_litellm
+from daemon.payloads import PhaseFinishedData, ToolRunData
 from tests.agents.test_build_chain import script_build
 from tests.fakes.llm_server import FakeLLM
 
@@ -49,9 +52,9 @@ async def one_run() -> tuple[list[dict], dict]:
         wall = time.monotonic() - started
     if not outcome.ok or not outcome.test_report or not outcome.test_report["ok"]:
         raise SystemExit(f"the build chain did not succeed: {outcome.error or outcome.warnings}")
-    phases = [e.data for e in events if e.kind is EventKind.PHASE_FINISHED]
+    phases = [msgspec.structs.asdict(e.data) for e in events if isinstance(e.data, PhaseFinishedData)]
     in_phases = sum(p["seconds"] for p in phases)
-    tests = sum(e.data.get("seconds", 0) for e in events if e.kind is EventKind.TOOL_RUN)
+    tests = sum(e.data.seconds or 0 for e in events if isinstance(e.data, ToolRunData))
     totals = {"wall": wall, "model": outcome.usage.model_seconds, "engine": sum(p["engine_seconds"] for p in phases),
               "tests": tests, "between": wall - in_phases - tests, "calls": outcome.usage.calls,
               "prompt_tokens": outcome.usage.prompt_tokens, "tokens": outcome.usage.tokens}

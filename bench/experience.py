@@ -44,11 +44,12 @@ from daemon.agents.context import RunContext
 from daemon.agents.job import JobSpec
 from daemon.agents.runner import ChainRunner
 from daemon.config import ModelSettings, Secret
-from daemon.events import Event, EventKind
+from daemon.events import Event
 from daemon.experience import retrieve
 from daemon.experience.session import JobExperience
 from daemon.experience.settings import ExperienceSettings
 from daemon.llm.gateway import Gateway, import_litellm
+from daemon.payloads import PhaseFinishedData, ToolRunData
 from storage import AsyncStore, Store
 from tests.fakes.llm_script import estimate_tokens
 from tests.fakes.llm_server import FakeLLM
@@ -153,21 +154,21 @@ async def run_task(gateway: Gateway, store: AsyncStore | None, settings: Experie
     if experience is not None:
         await experience.mine(gateway)
     mining = llm.requests[mined:]
-    runs = [e.data["ok"] for e in events if e.kind is EventKind.TOOL_RUN and e.data.get("tool") == "tests"]
+    runs = [e.data.ok for e in events if isinstance(e.data, ToolRunData) and e.data.tool == "tests"]
     phases: dict[str, list[int]] = {}
     for e in events:
-        if e.kind is EventKind.PHASE_FINISHED:
-            tally = phases.setdefault(e.data["phase"], [0, 0])
-            tally[0] += e.data.get("prompt_tokens", 0)
-            tally[1] += e.data.get("calls", 0)
+        if isinstance(e.data, PhaseFinishedData):
+            tally = phases.setdefault(e.data.phase, [0, 0])
+            tally[0] += e.data.prompt_tokens
+            tally[1] += e.data.calls or 0
     return {"ok": outcome.ok, "tests_ok": bool(runs and runs[-1]), "first_ok": bool(runs and runs[0]),
             "prompt_tokens": sum(r.prompt_tokens for r in job_requests),
             "completion_tokens": sum(estimate_tokens(r.reply or "") for r in job_requests),
             "calls": len(job_requests), "mining_calls": len(mining),
             "mining_tokens": sum(r.prompt_tokens + estimate_tokens(r.reply or "") for r in mining),
-            "seconds": job_seconds, "phases": phases, "skipped": [e.data["phase"] for e in events
-                                                                  if e.kind is EventKind.PHASE_FINISHED
-                                                                  and e.data.get("skipped")]}
+            "seconds": job_seconds, "phases": phases, "skipped": [e.data.phase for e in events
+                                                                  if isinstance(e.data, PhaseFinishedData)
+                                                                  and e.data.skipped]}
 
 
 async def learning_curve(tasks: int, on: bool) -> list[dict[str, Any]]:

@@ -34,6 +34,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -41,8 +43,9 @@ from daemon.agents.context import RunContext
 from daemon.agents.job import JobSpec
 from daemon.agents.runner import ChainRunner
 from daemon.config import ModelSettings, Secret, Settings
-from daemon.events import Event, EventKind
+from daemon.events import Event
 from daemon.llm.gateway import Gateway, import_litellm
+from daemon.payloads import LogData, PhaseFinishedData
 from tests.fakes.llm_script import message_text
 from tests.fakes.llm_server import FakeLLM
 
@@ -212,8 +215,9 @@ async def run_chain(llm: FakeLLM, spec: JobSpec) -> tuple[list[dict], Any]:
     settings = ModelSettings(default="openai/fake-model", api_base=llm.api_base, api_key=Secret("sk-fake"),
                              max_retries=0)
     outcome = await ChainRunner(RunContext(Gateway(settings), emit, Settings(model=settings))).run(spec)
-    rows = [e.data if e.kind is EventKind.PHASE_FINISHED else {"phase": f"({e.data['text']})"} for e in events
-            if e.kind is EventKind.PHASE_FINISHED or (e.kind is EventKind.LOG and "skipped" in e.data)]
+    rows = [msgspec.structs.asdict(e.data) if isinstance(e.data, PhaseFinishedData) else {"phase": f"({e.data.text})"}
+            for e in events if isinstance(e.data, PhaseFinishedData)
+            or (isinstance(e.data, LogData) and e.data.skipped is not None)]
     return rows, outcome
 
 

@@ -33,7 +33,6 @@ import aiohttp
 
 from daemon import paths
 from daemon.api.protocol import (
-    CONNECTION_EVENT,
     FINAL_STATES,
     ON_BEHALF_OF,
     PREFIX,
@@ -67,7 +66,7 @@ from daemon.api.protocol_experience import (
     ExperienceUpdate,
     ImportResult,
 )
-from daemon.payloads import JobStateData
+from daemon.payloads import ConnectionData, JobStateData
 from daemon.retry import RECONNECT
 
 log = logging.getLogger("troupe.client")
@@ -343,8 +342,7 @@ class DaemonClient:
                     failures = 0
                     if lost:
                         lost = False
-                        yield StreamEvent(kind=CONNECTION_EVENT, data={"state": "back"}, workspace=workspace,
-                                          at=time.time())
+                        yield StreamEvent.of(ConnectionData(state="back"), workspace=workspace, at=time.time())
                     async for event_id, event in self._read_sse(resp):
                         last = event_id
                         yield event
@@ -352,8 +350,7 @@ class DaemonClient:
                 if patient and not lost:
                     lost = True
                     why = str(exc) or type(exc).__name__
-                    yield StreamEvent(kind=CONNECTION_EVENT, data={"state": "lost", "error": why},
-                                      workspace=workspace, at=time.time())
+                    yield StreamEvent.of(ConnectionData(state="lost", error=why), workspace=workspace, at=time.time())
                 await self._reach(failures if patient else min(failures + 1, self.retries), exc, patient=patient)
                 failures += 1
             else:  # the daemon closed the stream (it is stopping): reconnect, but never restart it

@@ -11,14 +11,17 @@ person can act on (the server answers it as 400). Event data and job results are
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+import msgspec
+
 from daemon.events import EventKind
 from daemon.payloads import CONNECTION_EVENT as CONNECTION_EVENT
 from daemon.payloads import WATCH_EVENT as WATCH_EVENT
-from daemon.payloads import JobProgress, JobResult, Payload, PayloadError, job_result, payload
+from daemon.payloads import FindingData, JobProgress, JobResult, Payload, PayloadError, job_result, payload, wire
 from daemon.schema import Message, ProtocolError
 from daemon.schema import T as T  # re-exported: handlers type their bodies with it
 from daemon.teams.config import TeamsConfigError, parse_options
@@ -320,6 +323,14 @@ class StreamEvent(Message):
     workspace: str | None = None
     progress: JobProgress | None = None
 
+    @classmethod
+    def of(cls, record: Payload, *, job_id: str | None = None, seq: int | None = None, phase: str | None = None,
+           role: str | None = None, at: float | None = None, workspace: str | None = None,
+           progress: JobProgress | None = None) -> StreamEvent:
+        """The event that carries ``record``: its kind, and its data as sent."""
+        return cls(kind=record.kind, data=wire(record), job_id=job_id, seq=seq, phase=phase, role=role, at=at,
+                   workspace=workspace, progress=progress)
+
     @property
     def payload(self) -> Payload:
         """``data`` as its kind's record (match on its class: ``isinstance(e.payload, QuestionData)``)."""
@@ -372,6 +383,13 @@ class FindingInfo(Message):
     workspace: str | None = None
     job_id: str | None = None
     content_hash: str | None = None  # sha256 of the file text the finding was computed on
+
+    @classmethod
+    def from_event(cls, data: FindingData, workspace: str | None) -> FindingInfo:
+        """The finding a ``finding`` event carries (checked as any FindingInfo: ProtocolError)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        fields = {k: v for k, v in msgspec.structs.asdict(data).items() if k in names}
+        return cls.from_json({**fields, "workspace": workspace})
 
 
 @dataclass

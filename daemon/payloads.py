@@ -1,11 +1,14 @@
 """What an event, a job result and a job's progress hold, written down once.
 
-Every :class:`~daemon.events.EventKind` (and the two stream-only kinds, ``watch`` and
-``connection``) has one record here; :data:`PAYLOADS` maps a kind to its record, so the payloads
-are a tagged union by ``kind``. They are plain values (no ``daemon.api`` import), checked by
-msgspec where data crosses an edge: :func:`payload` when the daemon records an event and when a
-client reads one, :func:`job_result` when a client reads a job. Every field has a default (a
-clipped event keeps only ``text``); unknown fields are kept on the wire and ignored here.
+Every :class:`EventKind` (and the two stream-only kinds, ``watch`` and ``connection``) has one
+record here, and each record names its kind (``LogData.kind == "log"``): :data:`PAYLOADS` maps a
+kind to its record, so the payloads are a tagged union by ``kind``. They are plain values (no
+``daemon.api`` import). Emitters build the records (``Event(LogData(text=...))``): a field a record
+does not declare is a ``TypeError`` there. Where data crosses an edge, msgspec checks it:
+:func:`payload` when the daemon records an event and when a client reads one (an unknown field is a
+:class:`PayloadError`), :func:`job_result` when a client reads a job. Every field has a default (a
+clipped event keeps only ``text``); defaults are left out on the wire, except in the records sent
+whole (a finding, a watcher notice, a connection change).
 
 ``vscode-extension/src/common/daemon.generated.ts`` is generated from these records and
 :mod:`daemon.messages` (``python -m daemon.api.typescript``); a test fails when it drifts.
@@ -13,23 +16,46 @@ clipped event keeps only ``text``); unknown fields are kept on the wire and igno
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from daemon.events import EventKind
-
 HUMAN = "human"
 
 
-class Payload(msgspec.Struct, kw_only=True, frozen=True):
-    """Base of every event payload. Subclasses say ``frozen=True`` again: msgspec inherits it at
-    run time, type checkers do not."""
+class EventKind(StrEnum):
+    """What happened; each kind's data is its record in :data:`PAYLOADS`."""
 
+    JOB_STATE = "job_state"          # JobStateData: the job's new state
+    PHASE_STARTED = "phase_started"  # PhaseStartedData
+    PHASE_FINISHED = "phase_finished"  # PhaseFinishedData: conclusion, tokens, cost, seconds
+    MESSAGE = "message"              # MessageData (the speaker is the event's role)
+    QUESTION = "question"            # QuestionData: to the instructor or the human
+    ANSWER = "answer"                # AnswerData
+    TOOL_RUN = "tool_run"            # ToolRunData: tests, static checks, context
+    USAGE = "usage"                  # UsageData: one model call
+    CODE_STATE = "code_state"        # CodeStateData
+    CHANGE_PROPOSED = "change_proposed"  # ChangeProposedData
+    FINDING = "finding"              # FindingData
+    LOG = "log"                      # LogData
+
+
+WATCH_EVENT = "watch"
+CONNECTION_EVENT = "connection"
+
+
+class Payload(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Base of every event payload. Subclasses say ``frozen=True`` again: msgspec inherits it (and
+    the refusal of unknown fields, and leaving defaults out) at run time, type checkers do not."""
+
+    kind: ClassVar[str] = ""  # the event kind whose data this record is
     clipped: bool = False  # the stream cut a too-large event down to ``text``
+    team: int | str | None = None  # Croto: the team that emitted it (0, 1, …), or "pool" for the merging
 
 
 class JobStateData(Payload, frozen=True):
+    kind: ClassVar[str] = EventKind.JOB_STATE
     state: str = ""
     error: str | None = None
     resumed: bool = False
@@ -37,11 +63,13 @@ class JobStateData(Payload, frozen=True):
 
 
 class PhaseStartedData(Payload, frozen=True):
+    kind: ClassVar[str] = EventKind.PHASE_STARTED
     phase: str = ""
     cycle: int | None = None
 
 
 class PhaseFinishedData(Payload, frozen=True):
+    kind: ClassVar[str] = EventKind.PHASE_FINISHED
     phase: str = ""
     cycle: int | None = None
     conclusion: str = ""
@@ -61,12 +89,14 @@ class PhaseFinishedData(Payload, frozen=True):
 
 
 class MessageData(Payload, frozen=True):
+    kind: ClassVar[str] = EventKind.MESSAGE
     text: str = ""
     to: str | None = None  # the role spoken to; the speaker is the event's role
     reflection: bool = False
 
 
 class QuestionData(Payload, frozen=True):
+    kind: ClassVar[str] = EventKind.QUESTION
     question_id: str = ""
     text: str = ""
     to: str = HUMAN  # "instructor" or "human"
@@ -78,12 +108,15 @@ class QuestionData(Payload, frozen=True):
 
 
 class AnswerData(Payload, frozen=True):
+    kind: ClassVar[str] = EventKind.ANSWER
     question_id: str = ""
     text: str = ""
     by: str = HUMAN
+    escalated: bool = False  # the instructor passed the question on to a person
 
 
 class ToolRunData(Payload, frozen=True):
+    kind: ClassVar[str] = EventKind.TOOL_RUN
     tool: str = "tool"  # "tests", "static_check", "context", …
     ok: bool = False
     summary: str = ""
@@ -91,11 +124,12 @@ class ToolRunData(Payload, frozen=True):
     failed: int | None = None
     seconds: float | None = None
     included: list[str] = []
-    left_out: list[Any] = []
+    left_out: list[str] = []
     tokens: int | None = None
 
 
 class UsageData(Payload, frozen=True):
+    kind: ClassVar[str] = EventKind.USAGE
     model: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -105,6 +139,8 @@ class UsageData(Payload, frozen=True):
     total_cost: float | None = None
     finish_reason: str | None = None
     max_tokens: int | None = None
+    seconds: float | None = None  # the bare model (``complete``): the call, and the job's whole time
+    model_seconds: float | None = None
 
     @property
     def tokens(self) -> int:
@@ -112,6 +148,7 @@ class UsageData(Payload, frozen=True):
 
 
 class CodeStateData(Payload, frozen=True):
+    kind: ClassVar[str] = EventKind.CODE_STATE
     index: int = 0
     hash: str = ""
     files: list[str] = []
@@ -119,15 +156,17 @@ class CodeStateData(Payload, frozen=True):
 
 
 class ChangeProposedData(Payload, frozen=True):
+    kind: ClassVar[str] = EventKind.CHANGE_PROPOSED
     change_id: str = ""
     files: list[str] = []
     diff: str = ""
     tests_failed: str | None = None  # the change's own tests failed: offer it with that warning
 
 
-class FindingData(Payload, frozen=True):
+class FindingData(Payload, frozen=True, omit_defaults=False):  # sent whole, as before
     """One finding (the fields of ``daemon.messages.FindingInfo``); 1-based lines."""
 
+    kind: ClassVar[str] = EventKind.FINDING
     id: int = 0
     file: str = ""
     severity: str = "info"
@@ -144,7 +183,25 @@ class FindingData(Payload, frozen=True):
     content_hash: str | None = None
 
 
+class OrchestratorStep(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """The puppeteer orchestrator's pick (daemon.teams.puppeteer)."""
+
+    action: str
+    turn: int
+
+
+class NetworkLayer(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """A MacNet layer that finished (daemon.teams.macnet): its agents, their calls, its temperature."""
+
+    layer: int
+    agents: int
+    calls: int = 0
+    temperature: float | None = None
+    finished_at: float = 0.0  # seconds since the network started
+
+
 class LogData(Payload, frozen=True):
+    kind: ClassVar[str] = EventKind.LOG
     level: str = "info"  # "info", "warning", "error"
     text: str = ""
     skipped: str | None = None  # a loop skipped (its name); ``reason`` says why
@@ -153,7 +210,16 @@ class LogData(Payload, frozen=True):
     file: str | None = None
     files: list[str] = []
     change_id: str | None = None
-    experience: bool = False
+    experience: bool = False  # a note of the experience layer (daemon.experience.session):
+    step: str | None = None  # a workflow shortcut: the loop or phase it plans,
+    cycles: int | None = None  # and the cycles it gives a loop (0: skipped)
+    learning: int | None = None  # a finding not reported again: the learning (a person's) that matched
+    finish_reason: str | None = None  # a reply cut short: why ("length", …), and the cap it hit
+    max_tokens: int | None = None
+    finding: dict[str, Any] | None = None  # a finding dropped as invalid: the model's raw JSON object
+    orchestrator: OrchestratorStep | None = None
+    network: NetworkLayer | None = None
+    pool: dict[str, Any] | None = None  # a Croto pool round's report (daemon.teams.pool), free-form
 
     @property
     def notable(self) -> bool:
@@ -161,7 +227,8 @@ class LogData(Payload, frozen=True):
         return self.level in ("warning", "error") or self.skipped is not None
 
 
-class WatchData(Payload, frozen=True):
+class WatchData(Payload, frozen=True, omit_defaults=False):  # sent whole, as before
+    kind: ClassVar[str] = WATCH_EVENT
     workspace: str | None = None
     action: str = ""  # queued | skipped | capped | polling | error
     files: list[str] = []  # the first 50
@@ -170,23 +237,21 @@ class WatchData(Payload, frozen=True):
     job_id: str | None = None  # queued: the job it started
 
 
-class ConnectionData(Payload, frozen=True):
+class ConnectionData(Payload, frozen=True, omit_defaults=False):  # sent whole, as before
     """Made by the client (``DaemonClient.watch_events(patient=True)``), never sent by the daemon."""
 
+    kind: ClassVar[str] = CONNECTION_EVENT
     state: Literal["lost", "back"] = "lost"
     error: str | None = None
 
 
-WATCH_EVENT = "watch"
-CONNECTION_EVENT = "connection"
-PAYLOADS: dict[str, type[Payload]] = {
-    EventKind.JOB_STATE: JobStateData, EventKind.PHASE_STARTED: PhaseStartedData,
-    EventKind.PHASE_FINISHED: PhaseFinishedData, EventKind.MESSAGE: MessageData, EventKind.QUESTION: QuestionData,
-    EventKind.ANSWER: AnswerData, EventKind.TOOL_RUN: ToolRunData, EventKind.USAGE: UsageData,
-    EventKind.CODE_STATE: CodeStateData, EventKind.CHANGE_PROPOSED: ChangeProposedData,
-    EventKind.FINDING: FindingData, EventKind.LOG: LogData, WATCH_EVENT: WatchData, CONNECTION_EVENT: ConnectionData,
-}
-assert set(PAYLOADS) >= {str(k) for k in EventKind}, "every event kind needs a payload record"
+PAYLOADS: dict[str, type[Payload]] = {record.kind: record for record in (
+    JobStateData, PhaseStartedData, PhaseFinishedData, MessageData, QuestionData, AnswerData, ToolRunData,
+    UsageData, CodeStateData, ChangeProposedData, FindingData, LogData, WatchData, ConnectionData)}
+assert set(PAYLOADS) == {str(k) for k in EventKind} | {WATCH_EVENT, CONNECTION_EVENT}, "one record per event kind"
+LEGACY_FIELDS: dict[str, frozenset[str]] = {EventKind.USAGE: frozenset({"calls", "tokens"})}
+"""Fields that stored rows of older daemons carry and no record declares (a ``complete`` job's usage
+event sent ``calls`` and ``tokens``): dropped when such a row is read, refused anywhere else."""
 
 
 class PayloadError(ValueError):
@@ -194,14 +259,39 @@ class PayloadError(ValueError):
 
 
 def payload(kind: str, data: Any) -> Payload:
-    """``data`` as ``kind``'s record; :class:`PayloadError` when a field has the wrong type."""
+    """``data`` as ``kind``'s record; :class:`PayloadError` when a field has the wrong type or is not
+    one the record declares."""
     record = PAYLOADS.get(str(kind))
     if record is None:
         raise PayloadError(f"unknown event kind {kind!r}")
+    data = {} if data is None else data
+    legacy = LEGACY_FIELDS.get(str(kind))
+    if legacy and isinstance(data, dict) and not legacy.isdisjoint(data):
+        data = {k: v for k, v in data.items() if k not in legacy}
     try:
-        return msgspec.convert(data if data is not None else {}, record, strict=True)
+        return msgspec.convert(data, record, strict=True)
     except msgspec.ValidationError as exc:
         raise PayloadError(f"{kind} event data: {_where(exc)}") from None
+
+
+def wire(record: Payload) -> dict[str, Any]:
+    """``record`` as JSON-ready event data (its defaults left out)."""
+    data: dict[str, Any] = msgspec.to_builtins(record, enc_hook=_plain)
+    return data
+
+
+def _plain(value: object) -> object:
+    """A ``str`` subclass (the engine's ``Reply`` carries its finish reason) as the plain text."""
+    if isinstance(value, str):
+        return str(value)
+    raise TypeError(f"event data cannot hold a {type(value).__name__}")
+
+
+def clipped_payload(kind: str, text: str) -> Payload:
+    """What is left of a ``kind`` event too large to send: ``clipped``, and ``text`` where the record has it."""
+    record = PAYLOADS[str(kind)]
+    has_text = "text" in record.__struct_fields__
+    return record(clipped=True, **({"text": text} if has_text else {}))
 
 
 def _where(exc: msgspec.ValidationError) -> str:

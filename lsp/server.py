@@ -210,7 +210,7 @@ class TroupeServer(LanguageServer):
         self.notify("troupe/jobEvent", {"event": event.to_json()})
         body = event.payload
         if isinstance(body, FindingData) and event.workspace:
-            self.show_finding(event)
+            self.show_finding(body, event.workspace)
         elif isinstance(body, UsageData):  # this editor's session: every job's usage
             self.usage["prompt_tokens"] += body.prompt_tokens
             self.usage["completion_tokens"] += body.completion_tokens
@@ -224,13 +224,13 @@ class TroupeServer(LanguageServer):
                 self.active_jobs.discard(event.job_id)
             self.notify("troupe/status", self.status())
 
-    def show_finding(self, event: StreamEvent) -> None:
+    def show_finding(self, data: FindingData, workspace: str) -> None:
         try:
-            finding = FindingInfo.from_json({**event.data, "workspace": event.workspace})
+            finding = FindingInfo.from_event(data, workspace)
         except ProtocolError as exc:
             log.warning("ignoring a finding event the protocol does not accept: %s", exc.message)
             return
-        path = os.path.join(self.local(str(event.workspace)), finding.file)
+        path = os.path.join(self.local(workspace), finding.file)
         for doc in self.documents.values():
             if doc.path == path and not doc.skipped:
                 doc.show(finding, self.current_lines(doc))

@@ -15,10 +15,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from daemon.agents.model import Role
-from daemon.events import EventKind
+from daemon.events import Say
 from daemon.llm.budget import Budget
 from daemon.llm.errors import LLMBadResponse
 from daemon.llm.gateway import REPETITION, TIME_LIMIT, Completion, ModelGateway
+from daemon.payloads import LogData, UsageData
 
 EMPTY_RETRIES = 2  # an empty reply is asked again this many times before the job fails
 
@@ -99,7 +100,7 @@ class PhaseStats:
 class Meter:
     """Calls the model for the engine, charging the job's budget and counting usage."""
 
-    def __init__(self, gateway: ModelGateway, emit: Any, *, job_id: str | None, budget: Budget | None) -> None:
+    def __init__(self, gateway: ModelGateway, emit: Say, *, job_id: str | None, budget: Budget | None) -> None:
         self.gateway, self._emit = gateway, emit
         self.job_id, self.budget = job_id, budget
         self.job = Tally()
@@ -127,14 +128,13 @@ class Meter:
                 raise LLMBadResponse(f"model {completion.model} returned an empty reply (no text) {attempt + 1} "
                                      f"times in a row for the {role.name}; check that the model and its server "
                                      "work (troupe doctor)")
-            await self._emit(EventKind.LOG, {"level": "warning", "text": f"the model returned an empty reply; "
-                                             f"asking again ({attempt + 1}/{EMPTY_RETRIES})"}, role.name)
+            await self._emit(LogData(level="warning", text=f"the model returned an empty reply; "
+                                     f"asking again ({attempt + 1}/{EMPTY_RETRIES})"), role.name)
         if completion.finish_reason in ("length", REPETITION, TIME_LIMIT):
             why = {"length": f"hit its cap of {max_tokens} tokens", TIME_LIMIT: "was stopped at the job's time limit",
                    REPETITION: "repeated itself; it was cut after the first copy"}[completion.finish_reason]
-            await self._emit(EventKind.LOG, {"level": "warning", "text": f"the {role.name}'s reply {why}",
-                                             "finish_reason": completion.finish_reason,
-                                             "max_tokens": max_tokens}, role.name)
+            await self._emit(LogData(level="warning", text=f"the {role.name}'s reply {why}",
+                                     finish_reason=completion.finish_reason, max_tokens=max_tokens), role.name)
         return Reply(completion.text, completion.finish_reason, max_tokens)
 
     async def _call(self, role: Role, messages: list[dict[str, str]], max_tokens: int | None) -> Completion:
@@ -146,11 +146,9 @@ class Meter:
         self.job.add(completion, seconds)
         if self.phase is not None:
             self.phase.tally.add(completion, seconds)
-        await self._emit(EventKind.USAGE, {
-            "model": completion.model, "prompt_tokens": completion.usage.prompt_tokens,
-            "completion_tokens": completion.usage.completion_tokens, "cost": completion.usage.cost,
-            "cached_prompt_tokens": completion.usage.cached_prompt_tokens,
-            "total_tokens": self.job.tokens, "total_cost": self.job.cost,
-            "finish_reason": completion.finish_reason, "max_tokens": max_tokens,
-        }, role.name)
+        await self._emit(UsageData(model=completion.model, prompt_tokens=completion.usage.prompt_tokens,
+                                   completion_tokens=completion.usage.completion_tokens, cost=completion.usage.cost,
+                                   cached_prompt_tokens=completion.usage.cached_prompt_tokens,
+                                   total_tokens=self.job.tokens, total_cost=self.job.cost,
+                                   finish_reason=completion.finish_reason, max_tokens=max_tokens), role.name)
         return completion

@@ -17,11 +17,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from daemon.agents.markers import find_conclusion, find_human_question, find_question
 from daemon.agents.model import REFLECT_MAX_TOKENS, SIDE_MAX_TOKENS, Phase, Role
-from daemon.events import EventKind
+from daemon.events import Say
+from daemon.payloads import AnswerData, MessageData, QuestionData
 
 AskHuman = Callable[[str], Awaitable[str]]
 """Ask the person a question and return the answer. The daemon implements it: it emits the
@@ -31,9 +31,6 @@ id, pauses the job in ``waiting_for_answer`` and resumes it when the answer arri
 Speak = Callable[[Role, list[dict[str, str]], int], Awaitable[str]]
 """One model call as a role, with its completion-token cap (the runner adds budgets and accounting).
 The reply may be an ``accounting.Reply``, which says whether it was cut at the cap."""
-
-Say = Callable[[EventKind, dict[str, Any], str | None], Awaitable[None]]
-"""Emit an event of this phase: (kind, data, role)."""
 
 
 @dataclass
@@ -104,10 +101,7 @@ class Dialogue:
         speaker, to = ((self.instructor.name, self.assistant.name) if side == "instructor"
                        else (self.assistant.name, self.instructor.name))
         self.transcript.append(Turn(speaker, text, side))
-        data: dict[str, Any] = {"text": text}
-        if to:
-            data["to"] = to
-        await self._say(EventKind.MESSAGE, data, speaker)
+        await self._say(MessageData(text=text, to=to or None), speaker)
 
     async def _assistant_turn(self) -> str:
         reply = await self._speak(self.assistant, self._view("assistant", self._assistant_system()),
@@ -170,8 +164,8 @@ class Dialogue:
         asker = self.assistant.name
         if not direct_to_human:
             question_id = f"q-{uuid.uuid4().hex[:10]}"
-            await self._say(EventKind.QUESTION, {"question_id": question_id, "text": question,
-                                                 "to": "instructor"}, self.assistant.name)
+            await self._say(QuestionData(question_id=question_id, text=question, to="instructor"),
+                            self.assistant.name)
             system = self.instructor.prompt + "\n\n" + _ANSWER_RULE.format(assistant=self.assistant.name)
             if human_ok:
                 system += _HUMAN_RULE
@@ -180,12 +174,12 @@ class Dialogue:
             escalated = self._new_question(asked)
             if escalated is None or not human_ok:
                 text = answer if asked is None else _GUESS
-                await self._say(EventKind.ANSWER, {"question_id": question_id, "text": text,
-                                                   "by": self.instructor.name}, self.instructor.name)
+                await self._say(AnswerData(question_id=question_id, text=text, by=self.instructor.name),
+                                self.instructor.name)
                 await self._add("instructor", text)
                 return
-            await self._say(EventKind.ANSWER, {"question_id": question_id, "text": answer, "by": self.instructor.name,
-                                               "escalated": True}, self.instructor.name)
+            await self._say(AnswerData(question_id=question_id, text=answer, by=self.instructor.name, escalated=True),
+                            self.instructor.name)
             await self._add("instructor", answer)
             question, asker = escalated, self.instructor.name
         elif not human_ok:
@@ -197,7 +191,7 @@ class Dialogue:
             await self._add("instructor", _GUESS)
             return
         self.transcript.append(Turn("human", f"The user answers: {answer}", "instructor"))
-        await self._say(EventKind.MESSAGE, {"text": answer, "to": asker}, "human")
+        await self._say(MessageData(text=answer, to=asker), "human")
 
     async def _reflect(self) -> str:
         """Ask for the conclusion the dialogue never stated (one short call)."""
@@ -209,6 +203,6 @@ class Dialogue:
         reply = await self._speak(self.instructor, [{"role": "system", "content": system},
                                                     {"role": "user", "content": prompt}],
                                   min(REFLECT_MAX_TOKENS, self.phase.token_cap))
-        await self._say(EventKind.MESSAGE, {"text": reply, "reflection": True}, self.instructor.name)
+        await self._say(MessageData(text=reply, reflection=True), self.instructor.name)
         conclusion = find_conclusion(reply, self.phase.marker)
         return (conclusion if conclusion is not None else reply).strip()

@@ -18,14 +18,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from daemon.agents.model import Chain, Loop, Phase, Until
 from daemon.agents.workbench import Workbench
+from daemon.events import Say
 from daemon.llm.budget import Budget
 from daemon.llm.gateway import Completion
+from daemon.payloads import Payload
 
 Account = Callable[[Completion, float], None]
 """Charge one model call (and the seconds it took) to the job and the current phase."""
@@ -37,7 +39,7 @@ class DelegatedPhase:
     prompt: str                          # the phase's rendered template
     chain: Chain
     read: Callable[[str], str | None]    # the team's current text of a file (None: no such file)
-    say: Callable[..., Awaitable[None]]  # say(kind, data, role=None): an event of this phase
+    say: Say                             # say(payload, role): an event of this phase
     account: Account
     budget: Budget | None
     job_id: str | None
@@ -79,8 +81,8 @@ class LoopControl:
         """Tokens the job has used so far."""
         return self._run.meter.job.tokens
 
-    async def say(self, kind: Any, data: dict[str, Any]) -> None:
-        await self._run.say(kind, data)
+    async def say(self, data: Payload) -> None:
+        await self._run.say(data)
 
     async def cycle(self, loop: Loop, number: int) -> bool:
         """Run one cycle of ``loop`` (``number`` counts from 1). True when the loop's goal holds: the

@@ -42,8 +42,9 @@ from daemon.agents.shapes import (
     without_stdlib,
 )
 from daemon.agents.workbench import Workbench
-from daemon.events import EventKind
+from daemon.events import Say
 from daemon.llm.gateway import TIME_LIMIT
+from daemon.payloads import CodeStateData, LogData
 from daemon.workspace.doctests import example_failures
 from daemon.workspace.edits import (
     EDIT_FORMAT_HELP,
@@ -78,7 +79,7 @@ def instruction_of(prompt: str) -> str:
 
 
 class Producer:
-    def __init__(self, bench: Workbench, say: Any) -> None:
+    def __init__(self, bench: Workbench, say: Say) -> None:
         self.bench, self._say = bench, say
 
     async def __call__(self, phase: Phase, dialogue: Dialogue, result: DialogueResult) -> Product:
@@ -90,11 +91,11 @@ class Producer:
             return await self.findings(phase, dialogue, result)
         if phase.produces is Produces.REPAIR:  # tried on a copy; never the job's change (daemon.agents.repair)
             found, text = await repair_findings(self.bench, phase, result.last_reply)
-            await self._say(EventKind.LOG, {"level": "info", "text": f"phase {phase.name!r}: {text}"}, phase.assistant)
+            await self._say(LogData(level="info", text=f"phase {phase.name!r}: {text}"), phase.assistant)
             return Product(text, findings=found)
         if phase.produces is Produces.REPRODUCE:  # run on copies; upgrades the job's own findings in place
             _upgraded, text = await reproduce_findings(self.bench, phase, result.last_reply, self.bench.suggestions)
-            await self._say(EventKind.LOG, {"level": "info", "text": f"phase {phase.name!r}: {text}"}, phase.assistant)
+            await self._say(LogData(level="info", text=f"phase {phase.name!r}: {text}"), phase.assistant)
             return Product(text)
         return await self.conclusion(phase, dialogue, result)
 
@@ -126,7 +127,7 @@ class Producer:
                     warnings.append(f"phase {phase.name!r}: left out {', '.join(e.path for e, _ in copied)}, "
                                     f"which held only the format's {copied[0][1]}; running the rest shows what is "
                                     "missing to the next phase")
-                    await self._say(EventKind.LOG, {"level": "warning", "text": warnings[-1]}, phase.assistant)
+                    await self._say(LogData(level="warning", text=warnings[-1]), phase.assistant)
                 elif copied:
                     raise EditParseError(f"your edit of {copied[0][0].path} holds the words {copied[0][1]} from the "
                                          f"format instead of real code. Write the real lines of {copied[0][0].path}.")
@@ -138,7 +139,7 @@ class Producer:
                     warnings.append(f"phase {phase.name!r}: kept the {phase.assistant}'s files after "
                                     f"{attempt + 1} tries though {broken.split('. ')[0].removeprefix('your ')}; "
                                     "running it shows the error to the next phase")
-                    await self._say(EventKind.LOG, {"level": "warning", "text": warnings[-1]}, phase.assistant)
+                    await self._say(LogData(level="warning", text=warnings[-1]), phase.assistant)
                 self.confine_to_user_tree([e.path for e in edits])
                 if not phase.new_files:
                     self.refuse_new_files([e.path for e in edits if e.kind != "delete"])
@@ -160,12 +161,12 @@ class Producer:
             why = ("" if not phase.resend_unchanged else " (its prompt already showed the failing docstring examples, "
                    "so sending it back would say nothing new)" if shown
                    else " (no failing docstring example to send back with it)")
-            await self._say(EventKind.LOG, {"level": "info", "text": f"phase {phase.name!r}: the {phase.assistant} "
-                                            f"kept the code as it was{why}"}, phase.assistant)
+            await self._say(LogData(level="info", text=f"phase {phase.name!r}: the {phase.assistant} "
+                                    f"kept the code as it was{why}"), phase.assistant)
         elif not changed:
             warnings.append(f"phase {phase.name!r}: the {phase.assistant}'s edits changed no file after "
                             f"{phase.max_retries + 1} tries")
-            await self._say(EventKind.LOG, {"level": "warning", "text": warnings[-1]}, phase.assistant)
+            await self._say(LogData(level="warning", text=warnings[-1]), phase.assistant)
         summary = f"changed {', '.join(changed)}" if changed else "no file changed"
         return Product(summary, changed=changed, warnings=warnings)
 
@@ -193,8 +194,8 @@ class Producer:
         if not changed:
             return
         state = scratch.snapshot(f"{phase.name}: {instruction_of(prompt)}")
-        await self._say(EventKind.CODE_STATE, {"index": state.index, "hash": state.hash, "files": state.files,
-                                               "instruction": state.instruction}, phase.assistant)
+        await self._say(CodeStateData(index=state.index, hash=state.hash, files=state.files,
+                                      instruction=state.instruction), phase.assistant)
 
     # -- documents ----------------------------------------------------------------------
     async def document(self, phase: Phase, dialogue: Dialogue, result: DialogueResult) -> Product:
@@ -227,7 +228,7 @@ class Producer:
                 warnings.append(f"{phase.file} could not be written: {exc}")
         await self.record_state(phase, dialogue.prompt, changed)
         for warning in warnings:
-            await self._say(EventKind.LOG, {"level": "warning", "text": warning}, phase.assistant)
+            await self._say(LogData(level="warning", text=warning), phase.assistant)
         return Product(f"wrote {phase.file}" if changed else f"{phase.file}: nothing to write", changed=changed,
                        warnings=warnings)
 
@@ -262,8 +263,8 @@ class Producer:
         rejected += repeats
         self.bench.suggestions = [*self.bench.suggestions, *kept]
         for item in rejected:
-            await self._say(EventKind.LOG, {"level": "warning", "text": f"finding dropped: {item.reason}",
-                                            "finding": item.raw}, phase.assistant)
+            await self._say(LogData(level="warning", text=f"finding dropped: {item.reason}", finding=item.raw),
+                            phase.assistant)
         return Product(f"{len(kept)} finding(s)", findings=kept, rejected=rejected, warnings=warnings)
 
     # -- decisions, answers, test reports -------------------------------------------------
@@ -291,7 +292,7 @@ class Producer:
             text, concluded = (found if found is not None else reply).strip(), found is not None
         warnings = list(problems)
         for warning in warnings:
-            await self._say(EventKind.LOG, {"level": "warning", "text": warning}, phase.assistant)
+            await self._say(LogData(level="warning", text=warning), phase.assistant)
         return Product(text, warnings=warnings, concluded=concluded)
 
 

@@ -40,8 +40,9 @@ from daemon.agents.model import EMPTY_FIELD_MEANS, Chain, Loop, Phase, Produces,
 from daemon.agents.produce import Producer
 from daemon.agents.tools import Tools, report_to_dict
 from daemon.agents.workbench import Workbench
-from daemon.events import Event, EventKind
+from daemon.events import Event
 from daemon.llm.errors import BudgetExceeded, LLMError, TimeLimitReached
+from daemon.payloads import LogData, Payload, PhaseFinishedData, PhaseStartedData
 from daemon.workspace.scratch import CodeState, Scratch
 
 CONTEXT_SHARE = 0.5  # of the model's context window, for code and repository context in one prompt
@@ -83,8 +84,8 @@ class _Run:
         self.bench: Workbench | None = None
         self.last_review: LastReview | None = None  # what the current review loop's reviewer saw and said
 
-    async def say(self, kind: EventKind, data: dict[str, Any], role: str | None = None) -> None:
-        await self.runner.emit(Event(kind, data, phase=self.phase_name, role=role, job_id=self.spec.job_id))
+    async def say(self, data: Payload, role: str | None = None) -> None:
+        await self.runner.emit(Event(data, phase=self.phase_name, role=role, job_id=self.spec.job_id))
 
     async def execute(self) -> JobOutcome:
         started = time.monotonic()
@@ -106,8 +107,8 @@ class _Run:
                     self.spec.resume_from, self.chain.name, self.bench)
                 self.meter.job.merge(usage)
                 self.resume_mark = len(scratch.states) if scratch else 0
-                await self.say(EventKind.LOG, {"level": "info", "text": f"resumed after phase "
-                                               f"{self.spec.resume_from.get('last_phase')}"})
+                await self.say(LogData(level="info", text=f"resumed after phase "
+                                       f"{self.spec.resume_from.get('last_phase')}"))
             await self._steps(start)
             self.outcome.status = "succeeded"
         except BudgetExceeded as exc:
@@ -126,7 +127,7 @@ class _Run:
                 if scratch is not None:
                     await asyncio.to_thread(scratch.cleanup)
         if self.outcome.error:
-            await self.say(EventKind.LOG, {"level": "error", "text": self.outcome.error})
+            await self.say(LogData(level="error", text=self.outcome.error))
         return self.outcome
 
     async def _scratch(self) -> Scratch | None:
@@ -242,7 +243,7 @@ class _Run:
                 if loop.until is not Until.FINISHED:
                     self.outcome.warnings.append(f"loop {loop.name!r}: {self._unmet(loop)} after "
                                                  f"{loop.max_cycles} cycle(s)")
-                    await self.say(EventKind.LOG, {"level": "warning", "text": self.outcome.warnings[-1]})
+                    await self.say(LogData(level="warning", text=self.outcome.warnings[-1]))
                 return
             idle = True  # every phase of the cycle was skipped: the next cycle would be the same
             if loop.until is Until.TESTS_PASS and first_phase == 0:
@@ -276,7 +277,7 @@ class _Run:
             self.meter.end_phase()
         self.phase_name = None
         self.outcome.warnings.append(f"loop {loop.name!r} stopped: {exc}")
-        await self.say(EventKind.LOG, {"level": "warning", "text": self.outcome.warnings[-1]})
+        await self.say(LogData(level="warning", text=self.outcome.warnings[-1]))
 
     async def _loop_done(self, loop: Loop) -> bool:
         assert self.bench is not None
@@ -293,15 +294,15 @@ class _Run:
         cannot = str(getattr(report, "cannot_run", "") or "")
         if loop.until is Until.TESTS_PASS and cannot:
             reason = f"the tests cannot run here: {cannot}"  # no change to the code would help
-            await self.say(EventKind.LOG, {"level": "warning", "text": f"loop {loop.name!r} skipped: {reason}",
-                                           "skipped": loop.name, "reason": reason})
+            await self.say(LogData(level="warning", text=f"loop {loop.name!r} skipped: {reason}", skipped=loop.name,
+                                   reason=reason))
             return True
         if loop.until is not Until.TESTS_PASS or loop.without_tests != "skip" or getattr(report, "ran", True):
             return False
         assert report is not None
         reason = str(report.summary()).split(":")[0].strip() or "nothing to run"
-        await self.say(EventKind.LOG, {"level": "info", "text": f"loop {loop.name!r} skipped: {reason.lower()}",
-                                       "skipped": loop.name, "reason": str(report.summary())})
+        await self.say(LogData(level="info", text=f"loop {loop.name!r} skipped: {reason.lower()}", skipped=loop.name,
+                               reason=str(report.summary())))
         return True
 
     async def _cycle_skipped(self, loop: Loop, cycle: int) -> bool:
@@ -311,8 +312,8 @@ class _Run:
         reason = await skip_reason(loop, cycle, self.last_review, self.bench, self.tools)
         if reason is None:
             return False
-        await self.say(EventKind.LOG, {"level": "info", "text": f"loop {loop.name!r} cycle {cycle + 1} skipped: "
-                                       f"{reason}", "skipped": loop.name, "reason": reason})
+        await self.say(LogData(level="info", text=f"loop {loop.name!r} cycle {cycle + 1} skipped: {reason}",
+                               skipped=loop.name, reason=reason))
         return True
 
     def _unmet(self, loop: Loop) -> str:
@@ -332,7 +333,7 @@ class _Run:
         assert self.bench is not None
         self.phase_name = phase.name
         self.meter.start_phase(phase.name, cycle)
-        await self.say(EventKind.PHASE_STARTED, {"phase": phase.name, **({"cycle": cycle} if cycle else {})})
+        await self.say(PhaseStartedData(phase=phase.name, cycle=cycle or None))
         if late := self._out_of_time():
             return await self._skipped(phase, cycle, late)
         if phase.skip_if_empty and not self.bench.field(phase.skip_if_empty).strip():
@@ -351,9 +352,9 @@ class _Run:
         if delegate is not None and delegate.handles(phase):
             return await self._delegated(delegate, phase, cycle, prompt)
         if len(prompt) // 4 > self.runner.settings.model.context_window * 0.9:
-            await self.say(EventKind.LOG, {"level": "warning", "text": (
+            await self.say(LogData(level="warning", text=(
                 f"the prompt of phase {phase.name!r} is about {len(prompt) // 4} tokens, near or over the model's "
-                f"context window ({self.runner.settings.model.context_window}); set [model] context_window")})
+                f"context window ({self.runner.settings.model.context_window}); set [model] context_window")))
         dialogue = Dialogue(phase, self.chain.roles[phase.instructor], self.chain.roles[phase.assistant], prompt,
                             speak=self.meter.speak, say=self.say, ask_human=self.runner.ask_human,
                             job_id=self.spec.job_id)
@@ -363,7 +364,7 @@ class _Run:
         except TimeLimitReached:  # a retry or a second turn would start past the limit: what came is dropped
             late = self._out_of_time() or "the chain's time limit was reached"
             self.outcome.warnings.append(f"phase {phase.name!r} stopped: {late}")
-            await self.say(EventKind.LOG, {"level": "warning", "text": self.outcome.warnings[-1]})
+            await self.say(LogData(level="warning", text=self.outcome.warnings[-1]))
             return await self._skipped(phase, cycle, late)
         if self.runner.experience is not None:
             product.findings = await self.runner.experience.after_phase(phase, cycle, dialogue, product,
@@ -374,14 +375,14 @@ class _Run:
         self.outcome.warnings.extend(product.warnings)
         stats = self.meter.end_phase()
         tally = stats.tally
-        await self.say(EventKind.PHASE_FINISHED, {
-            "phase": phase.name, **({"cycle": cycle} if cycle else {}), "conclusion": product.conclusion,
-            "tokens": tally.tokens, "prompt_tokens": tally.prompt_tokens,
-            "completion_tokens": tally.completion_tokens, "cached_prompt_tokens": tally.cached_prompt_tokens,
-            "cost": tally.cost, "seconds": round(tally.seconds, 4),
-            "model_seconds": round(tally.model_seconds, 4), "engine_seconds": round(tally.engine_seconds, 4),
-            "calls": tally.calls, "turns": len(dialogue.transcript), "files": product.changed,
-        })
+        await self.say(PhaseFinishedData(
+            phase=phase.name, cycle=cycle or None, conclusion=product.conclusion,
+            tokens=tally.tokens, prompt_tokens=tally.prompt_tokens,
+            completion_tokens=tally.completion_tokens, cached_prompt_tokens=tally.cached_prompt_tokens,
+            cost=tally.cost, seconds=round(tally.seconds, 4),
+            model_seconds=round(tally.model_seconds, 4), engine_seconds=round(tally.engine_seconds, 4),
+            calls=tally.calls, turns=len(dialogue.transcript), files=product.changed,
+        ))
         self.phase_name, self.last_phase = None, phase.name
         return result.concluded if product.concluded is None else product.concluded
 
@@ -416,10 +417,10 @@ class _Run:
         await self.produce.record_state(phase, prompt, changed)
         self.bench.conclusions[phase.name] = conclusion
         tally = self.meter.end_phase().tally
-        await self.say(EventKind.PHASE_FINISHED, {
-            "phase": phase.name, **({"cycle": cycle} if cycle else {}), "conclusion": conclusion, "delegated": True,
-            "tokens": tally.tokens, "cost": tally.cost, "calls": tally.calls, "seconds": round(tally.seconds, 4),
-            "files": changed})
+        await self.say(PhaseFinishedData(
+            phase=phase.name, cycle=cycle or None, conclusion=conclusion, delegated=True,
+            tokens=tally.tokens, cost=tally.cost, calls=tally.calls, seconds=round(tally.seconds, 4),
+            files=changed))
         self.phase_name, self.last_phase = None, phase.name
         return True
 
@@ -428,9 +429,9 @@ class _Run:
         assert self.bench is not None
         self.bench.conclusions[phase.name] = f"(skipped: {reason})"
         self.meter.end_phase()
-        await self.say(EventKind.PHASE_FINISHED, {"phase": phase.name, **({"cycle": cycle} if cycle else {}),
-                                                  "conclusion": self.bench.conclusions[phase.name], "skipped": reason,
-                                                  "tokens": 0, "calls": 0, "turns": 0, "files": []})
+        await self.say(PhaseFinishedData(phase=phase.name, cycle=cycle or None,
+                                         conclusion=self.bench.conclusions[phase.name], skipped=reason,
+                                         tokens=0, calls=0, turns=0, files=[]))
         self.phase_name, self.last_phase = None, phase.name
         return False
 

@@ -16,8 +16,9 @@ from typing import Any
 
 from daemon.agents.model import Tool, ToolName
 from daemon.agents.workbench import Workbench
-from daemon.events import EventKind
+from daemon.events import Say
 from daemon.lint.check import static_check
+from daemon.payloads import ToolRunData
 from daemon.workspace import doctests, related, repomap, testing
 from daemon.workspace.scratch import Scratch
 
@@ -39,7 +40,7 @@ def report_to_dict(report: Any) -> dict[str, Any] | None:
 
 
 class Tools:
-    def __init__(self, bench: Workbench, say: Any, *, test_command: str | None, context_tokens: int,
+    def __init__(self, bench: Workbench, say: Say, *, test_command: str | None, context_tokens: int,
                  window: int, per_test_timeout: float = testing.PER_TEST_TIMEOUT) -> None:
         self.bench, self._say = bench, say
         self.test_command, self.context_tokens, self.window = test_command, context_tokens, window
@@ -91,9 +92,9 @@ class Tools:
         self.bench.related = report
         data = report_to_dict(report)
         if data is not None:
-            await self._say(EventKind.TOOL_RUN, {"tool": "related_tests", "ok": data["ok"], "summary": data["summary"],
-                                                 "passed": data["passed"], "failed": data["failed"],
-                                                 "seconds": round(time.monotonic() - started, 3)}, "tester")
+            await self._say(ToolRunData(tool="related_tests", ok=data["ok"], summary=data["summary"],
+                                        passed=data["passed"], failed=data["failed"],
+                                        seconds=round(time.monotonic() - started, 3)), "tester")
         return report
 
     async def _run_tests(self, examples_only: bool = False) -> Any:
@@ -125,10 +126,9 @@ class Tools:
         data = report_to_dict(report)
         if data is None:  # the files lost their examples meanwhile
             return None
-        await self._say(EventKind.TOOL_RUN, {"tool": "doctests" if examples_only else "tests", "ok": data["ok"],
-                                             "summary": data["summary"], "passed": data["passed"],
-                                             "failed": data["failed"],
-                                             "seconds": round(time.monotonic() - started, 3)}, "tester")
+        await self._say(ToolRunData(tool="doctests" if examples_only else "tests", ok=data["ok"],
+                                    summary=data["summary"], passed=data["passed"], failed=data["failed"],
+                                    seconds=round(time.monotonic() - started, 3)), "tester")
         return report
 
     async def static_check(self) -> list[Any]:
@@ -139,8 +139,8 @@ class Tools:
             return []
         issues = await static_check(root, files)
         self.bench.lint = list(issues)
-        await self._say(EventKind.TOOL_RUN, {"tool": "static_check", "ok": not issues,
-                                             "summary": f"{len(issues)} issue(s) in {len(files)} file(s)"},
+        await self._say(ToolRunData(tool="static_check", ok=not issues,
+                                    summary=f"{len(issues)} issue(s) in {len(files)} file(s)"),
                         "reviewer")
         return self.bench.lint
 
@@ -153,8 +153,7 @@ class Tools:
         ctx = await asyncio.to_thread(repomap.build_context, root, self.bench.spec.task, budget,
                                       self.bench.focus_files(), whole_if_fits=step.whole)
         self.bench.context_text = ctx.text
-        await self._say(EventKind.TOOL_RUN, {"tool": "context", "ok": True, "included": ctx.included,
-                                             "left_out": ctx.left_out, "tokens": ctx.tokens,
-                                             "summary": f"{len(ctx.included)} file(s) shown, "
-                                                        f"{len(ctx.left_out)} left out"}, None)
+        await self._say(ToolRunData(tool="context", ok=True, included=ctx.included, left_out=ctx.left_out,
+                                    tokens=ctx.tokens,
+                                    summary=f"{len(ctx.included)} file(s) shown, {len(ctx.left_out)} left out"), None)
         return ctx.text

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from daemon.api.protocol import FINAL_STATES, ProtocolError, StreamEvent
 from daemon.jobs.hub import EventHub, Subscription
-from daemon.payloads import JobStateData
+from daemon.payloads import JobStateData, clipped_payload
 
 HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -38,9 +38,9 @@ MAX_FRAME = 8 << 20  # far below what DaemonClient reads (daemon.client.MAX_SSE_
 def frame(event: StreamEvent, event_id: str) -> bytes:
     data = json.dumps(event.to_json(), separators=(",", ":"))
     if len(data) > MAX_FRAME:  # events are clipped when recorded; this is the stream's own guard
-        event = StreamEvent(kind=event.kind, job_id=event.job_id, seq=event.seq, phase=event.phase, role=event.role,
-                            at=event.at, workspace=event.workspace, progress=event.progress,
-                            data={"clipped": True, "text": f"event too large to stream ({len(data):,} bytes)"})
+        rest = clipped_payload(event.kind, f"event too large to stream ({len(data):,} bytes)")
+        event = StreamEvent.of(rest, job_id=event.job_id, seq=event.seq, phase=event.phase, role=event.role,
+                               at=event.at, workspace=event.workspace, progress=event.progress)
         data = json.dumps(event.to_json(), separators=(",", ":"))
     return f"id: {event_id}\nevent: {event.kind}\ndata: {data}\n\n".encode()
 

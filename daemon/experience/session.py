@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from daemon.agents.model import Chain, Loop, Phase, Produces, Until
-from daemon.events import Event, EventKind, EventSink
+from daemon.events import Event, EventSink
 from daemon.experience import learnings as people
 from daemon.experience import retrieve
 from daemon.experience.ecl import StateSnapshot
@@ -26,7 +26,7 @@ from daemon.experience.refine import MINED, batch_of, min_batch
 from daemon.experience.settings import ExperienceSettings
 from daemon.experience.text import clip
 from daemon.experience.workflow import StepPlan, plan_step, trajectory_steps
-from daemon.payloads import CodeStateData, ToolRunData
+from daemon.payloads import CodeStateData, LogData, ToolRunData
 
 if TYPE_CHECKING:
     from storage import AsyncStore
@@ -106,7 +106,7 @@ class JobExperience:
         self._emit = emit
 
         async def watching(event: Event) -> None:
-            data = event.payload
+            data = event.data
             if isinstance(data, CodeStateData):
                 self._state = data.index
             elif isinstance(data, ToolRunData) and data.tool == "tests":
@@ -115,11 +115,12 @@ class JobExperience:
 
         return watching
 
-    async def _log(self, text: str, phase: str | None, **data: Any) -> None:
+    async def _log(self, text: str, phase: str | None, *, step: str | None = None, cycles: int | None = None,
+                   learning: int | None = None) -> None:
         log.info("job %s: %s", self.job_id, text)
         if self._emit is not None:
-            await self._emit(Event(EventKind.LOG, {"level": "info", "text": text, "experience": True, **data},
-                                   phase=phase, job_id=self.job_id))
+            note = LogData(text=text, experience=True, step=step, cycles=cycles, learning=learning)
+            await self._emit(Event(note, phase=phase, job_id=self.job_id))
 
     async def _count(self, ids: list[int], phase: str | None) -> None:
         if ids:

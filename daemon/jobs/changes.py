@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from daemon.errors import Conflict, NotFound
-from daemon.events import Event, EventKind
+from daemon.events import Event
 from daemon.jobs.manager import JobManager
+from daemon.payloads import LogData
 
 if TYPE_CHECKING:
     from storage import AsyncStore, Change
@@ -63,9 +64,9 @@ class ChangeService:
             written = list(proposed.files)
         applied = await self.store.set_change_state(change.id, "applied")
         await self.store.reward_job_experience(change.job_id, APPLIED_BONUS)
-        await self.jobs.record_event(change.job_id, change.workspace_id, Event(EventKind.LOG, {
-            "level": "info", "text": f"change {change.id} applied: {', '.join(written)}", "change_id": change.id,
-            "files": written, "action": "applied"}))
+        await self.jobs.record_event(change.job_id, change.workspace_id, Event(LogData(
+            level="info", text=f"change {change.id} applied: {', '.join(written)}", change_id=change.id, files=written,
+            action="applied")))
         return applied, root
 
     async def discard(self, change_id: str) -> tuple[Change, str | None]:
@@ -73,6 +74,6 @@ class ChangeService:
         if str(change.state) == "applied":
             raise Conflict(f"change {change.id} was already applied; it cannot be discarded")
         discarded = await self.store.set_change_state(change.id, "discarded")
-        await self.jobs.record_event(change.job_id, change.workspace_id, Event(EventKind.LOG, {
-            "level": "info", "text": f"change {change.id} discarded", "change_id": change.id, "action": "discarded"}))
+        await self.jobs.record_event(change.job_id, change.workspace_id, Event(LogData(
+            level="info", text=f"change {change.id} discarded", change_id=change.id, action="discarded")))
         return discarded, root

@@ -11,17 +11,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from daemon.events import Event, EventKind, EventSink
+from daemon.events import Event, EventSink
 from daemon.jobs.executor import JobResult, RunningJob
 from daemon.llm.budget import Budget
 from daemon.llm.errors import LLMError
 from daemon.messages import COMPLETE_MAX_TOKENS
+from daemon.payloads import MessageData, PhaseFinishedData, PhaseStartedData, UsageData
 
 
 async def run_complete(job: RunningJob, gateway: Any, budget: Budget, emit: EventSink) -> JobResult:
     cap = int(job.options.get("max_tokens") or COMPLETE_MAX_TOKENS)
     started = time.monotonic()
-    await emit(Event(EventKind.PHASE_STARTED, {"phase": "complete"}, phase="complete"))
+    await emit(Event(PhaseStartedData(phase="complete"), phase="complete"))
     try:
         reply = await gateway.complete([{"role": "user", "content": job.prompt}], job_id=job.id, budget=budget,
                                        max_tokens=cap)
@@ -31,15 +32,16 @@ async def run_complete(job: RunningJob, gateway: Any, budget: Budget, emit: Even
     usage = {"calls": 1, "prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens,
              "tokens": reply.usage.total_tokens, "cost": reply.usage.cost, "model_seconds": round(reply.seconds, 3),
              "seconds": round(seconds, 3)}
-    await emit(Event(EventKind.USAGE, {"model": reply.model, **usage, "finish_reason": reply.finish_reason,
-                                       "max_tokens": cap}, phase="complete"))
-    await emit(Event(EventKind.MESSAGE, {"text": reply.text}, phase="complete", role="model"))
+    await emit(Event(UsageData(model=reply.model, prompt_tokens=reply.usage.prompt_tokens,
+                               completion_tokens=reply.usage.completion_tokens, cost=reply.usage.cost,
+                               total_tokens=reply.usage.total_tokens, finish_reason=reply.finish_reason, max_tokens=cap,
+                               model_seconds=usage["model_seconds"], seconds=usage["seconds"]), phase="complete"))
+    await emit(Event(MessageData(text=reply.text), phase="complete", role="model"))
     capped = reply.finish_reason == "length"
     result = {"answer": reply.text, "model": reply.model, "finish_reason": reply.finish_reason, "capped": capped,
               "max_tokens": cap, "usage": usage}
-    await emit(Event(EventKind.PHASE_FINISHED, {"phase": "complete", "conclusion": reply.text[:200],
-                                                "tokens": reply.usage.total_tokens, "cost": reply.usage.cost,
-                                                "seconds": round(seconds, 3)}, phase="complete"))
+    await emit(Event(PhaseFinishedData(phase="complete", conclusion=reply.text[:200], tokens=reply.usage.total_tokens,
+                                       cost=reply.usage.cost, seconds=round(seconds, 3)), phase="complete"))
     if not reply.text.strip():
         return JobResult("failed", result, error=f"model {reply.model} sent an empty reply "
                          f"(finish reason {reply.finish_reason!r})")

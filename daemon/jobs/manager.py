@@ -28,7 +28,17 @@ from daemon.jobs.progress import advance, fold
 from daemon.jobs.questions import QuestionBook
 from daemon.jobs.slots import WorkerSlots
 from daemon.messages import ACTIVE_STATES, StreamEvent, SubmitJob
-from daemon.payloads import JobProgress, JobStateData, payload
+from daemon.payloads import (
+    AnswerData,
+    ChangeProposedData,
+    FindingData,
+    JobProgress,
+    JobStateData,
+    LogData,
+    QuestionData,
+    payload,
+    wire,
+)
 from daemon.redact import redact
 from storage.errors import StaleReview
 
@@ -77,8 +87,8 @@ class JobManager:
             where = f"last finished phase: {job.last_phase}" if job.last_phase else "no phase had finished"
             if self.executor.resumable and resumes < MAX_RESUMES:
                 await self.store.set_job_state(job.id, "queued")
-                await self.record_event(job.id, job.workspace_id, Event(EventKind.LOG, {
-                    "level": "warning", "text": f"the daemon stopped while this job was running; resuming ({where})"}))
+                await self.record_event(job.id, job.workspace_id, Event(LogData(
+                    level="warning", text=f"the daemon stopped while this job was running; resuming ({where})")))
             else:
                 why = ("the job was resumed too often" if self.executor.resumable
                        else f"the {self.executor.name} executor cannot resume jobs")
@@ -131,11 +141,11 @@ class JobManager:
                                           priority=request.priority_value if priority is None else priority)
         self.submitted += 1
         log.info("job %s (%s) queued, priority %d", job.id, job.kind.value, job.priority)
-        await self.record_event(job.id, workspace_id, Event(EventKind.JOB_STATE, {
-            "state": "queued", "title": job_title(request.kind, body)}))  # for surfaces that see only events
+        await self.record_event(job.id, workspace_id, Event(JobStateData(
+            state="queued", title=job_title(request.kind, body))))  # for surfaces that see only events
         for name, why in skipped.items():
-            await self.record_event(job.id, workspace_id, Event(EventKind.LOG, {
-                "level": "warning", "text": f"skipped {name}: {why}", "file": name, "action": "skipped"}))
+            await self.record_event(job.id, workspace_id, Event(LogData(
+                level="warning", text=f"skipped {name}: {why}", file=name, action="skipped")))
         for old in older:
             with contextlib.suppress(Conflict, NotFound):  # it may have finished meanwhile
                 await self.cancel(old.id, reason=f"superseded by job {job.id}, a review of newer content")
@@ -169,8 +179,8 @@ class JobManager:
             raise Conflict(f"job {job_id} is {job.state.value}, not waiting for an answer")
         if question_id is not None and question_id != pending.question_id:
             raise Conflict(f"job {job_id} is waiting on question {pending.question_id}, not {question_id}")
-        await self.record_event(job_id, job.workspace_id, Event(EventKind.ANSWER, {
-            "question_id": pending.question_id, "text": text, "by": "human"}))
+        await self.record_event(job_id, job.workspace_id, Event(AnswerData(
+            question_id=pending.question_id, text=text, by="human")))
         if pending.future is not None and not pending.future.done():
             pending.future.set_result(text)
         else:  # nobody is waiting in memory: run the job again; it gets this answer when it re-asks
@@ -199,7 +209,7 @@ class JobManager:
     async def record_event(self, job_id: str, workspace_id: int | None, event: Event) -> int:
         """Store and publish one event with the job's progress after it; data that does not fit its
         kind's record (daemon.payloads) is a bug of the code that emitted it: PayloadError."""
-        data = clipped(_redacted(event.data))
+        data = clipped(_redacted(wire(event.data)))
         before = self._progress.get(job_id) or fold(await self.store.events_after(job_id, 0))
         progress = advance(before, str(event.kind), data, phase=event.phase, role=event.role)
         seq = await self.store.append_event(job_id, str(event.kind), data, phase=event.phase, role=event.role)
@@ -220,8 +230,7 @@ class JobManager:
         if result is not None:
             kwargs["result"] = clipped(_redacted(result))
         await self.store.set_job_state(job_id, state, **kwargs)
-        data = {"state": state, **({"error": kwargs["error"]} if error else {})}
-        await self.record_event(job_id, workspace_id, Event(EventKind.JOB_STATE, data))
+        await self.record_event(job_id, workspace_id, Event(JobStateData(state=state, error=kwargs["error"])))
 
     # ---------------------------------------------------------------- running
 
@@ -280,16 +289,15 @@ class JobManager:
                 return replayed
             pending = book.ask(question)
             await self.store.set_job_state(job.id, "waiting_for_answer")
-            await emit(Event(EventKind.QUESTION, {"question_id": pending.question_id, "text": question,
-                                                  "to": "human"}))
-            await emit(Event(EventKind.JOB_STATE, {"state": "waiting_for_answer"}))
+            await emit(Event(QuestionData(question_id=pending.question_id, text=question, to="human")))
+            await emit(Event(JobStateData(state="waiting_for_answer")))
             self._release(job.id)
             assert pending.future is not None
             answer = await pending.future
             book.pending = None
             await self.slots.wait_for(job.id, job.priority)
             await self.store.set_job_state(job.id, "running")
-            await emit(Event(EventKind.JOB_STATE, {"state": "running"}))
+            await emit(Event(JobStateData(state="running")))
             return answer
 
         self._content[job.id] = {}
@@ -299,7 +307,7 @@ class JobManager:
                              checkpoint=job.checkpoint, last_phase=job.last_phase, resumed=resumed,
                              save_checkpoint=save_checkpoint, report_findings=report_findings)
         try:
-            await emit(Event(EventKind.JOB_STATE, {"state": "running", **({"resumed": True} if resumed else {})}))
+            await emit(Event(JobStateData(state="running", resumed=resumed)))
             outcome = await self.executor.run(running, emit, ask_human)
             await self._store_outcome(job, outcome, announced)
         except asyncio.CancelledError:
@@ -323,8 +331,8 @@ class JobManager:
         current = await self.store.get_job(job.id)
         if self.executor.resumable:
             await self.store.set_job_state(job.id, "queued")
-            await self.record_event(job.id, job.workspace_id, Event(EventKind.LOG, {
-                "level": "info", "text": "the daemon is stopping; the job resumes when it starts again"}))
+            await self.record_event(job.id, job.workspace_id, Event(LogData(
+                level="info", text="the daemon is stopping; the job resumes when it starts again")))
         else:
             last = current.last_phase if current is not None else None
             where = f"last finished phase: {last}" if last else "no phase had finished"
@@ -342,19 +350,19 @@ class JobManager:
             stored = await self.store.add_findings(workspace_id, job_id, file, drafts, replace_open=replace_open,
                                                    content_hash=content_hash, read_at=read_at)
         except StaleReview as exc:  # newest content wins: the findings of newer text stay
-            await self.record_event(job_id, workspace_id, Event(EventKind.LOG, {
-                "level": "info", "text": f"findings not stored: {exc}", "file": file, "action": "stale"}))
+            await self.record_event(job_id, workspace_id, Event(LogData(
+                level="info", text=f"findings not stored: {exc}", file=file, action="stale")))
             return 0
         kept = {finding.id for finding in stored}
         for old in before:
             if old.id not in kept:
                 gone = await self.store.get_finding(old.id)
-                await self.record_event(job_id, workspace_id, Event(EventKind.FINDING, finding_dict(gone)))
+                await self.record_event(job_id, workspace_id, Event(finding_data(gone)))
         for finding in stored:
             key = (finding.id, finding.start_line, finding.end_line, finding.message)
             if key not in announced:
                 announced.add(key)
-                await self.record_event(job_id, workspace_id, Event(EventKind.FINDING, finding_dict(finding)))
+                await self.record_event(job_id, workspace_id, Event(finding_data(finding)))
         return len(stored)
 
     async def _store_outcome(self, job: Any, outcome: JobResult, announced: set[tuple[Any, ...]]) -> None:
@@ -365,9 +373,9 @@ class JobManager:
                 base_hashes={k: v for k, v in outcome.change.base_hashes.items() if isinstance(v, str)})
             result["change_id"] = change.id
             failed = tests_failed(result)  # shown beside Apply, by every surface
-            await self.record_event(job.id, job.workspace_id, Event(EventKind.CHANGE_PROPOSED, {
-                "change_id": change.id, "files": outcome.change.files, "diff": outcome.change.diff,
-                **({"tests_failed": failed} if failed else {})}))
+            await self.record_event(job.id, job.workspace_id, Event(ChangeProposedData(
+                change_id=change.id, files=outcome.change.files, diff=outcome.change.diff,
+                tests_failed=failed or None)))
         if outcome.findings and job.workspace_id is not None:
             count = 0
             for file, drafts in outcome.findings.items():
@@ -381,13 +389,13 @@ class JobManager:
         await self._finish(job.id, job.workspace_id, outcome.status, error=outcome.error, result=result)
 
 
-def finding_dict(finding: Any) -> dict[str, Any]:
+def finding_data(finding: Any) -> FindingData:
     """A stored finding as event data (the fields of ``protocol.FindingInfo``)."""
-    return {"id": finding.id, "file": finding.file, "severity": str(finding.severity), "message": finding.message,
-            "start_line": finding.start_line, "start_col": finding.start_col, "end_line": finding.end_line,
-            "end_col": finding.end_col, "state": str(finding.state), "rule": finding.rule,
-            "suggested_fix": finding.suggested_fix, "fingerprint": finding.fingerprint, "job_id": finding.job_id,
-            "content_hash": finding.content_hash}
+    return FindingData(id=finding.id, file=finding.file, severity=str(finding.severity), message=finding.message,
+                       start_line=finding.start_line, start_col=finding.start_col, end_line=finding.end_line,
+                       end_col=finding.end_col, state=str(finding.state), rule=finding.rule,
+                       suggested_fix=finding.suggested_fix, fingerprint=finding.fingerprint, job_id=finding.job_id,
+                       content_hash=finding.content_hash)
 
 
 def _checked_files(request: SubmitJob, root: Path) -> tuple[SubmitJob, dict[str, str]]:

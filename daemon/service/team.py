@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 from daemon import __version__, paths
 from daemon.api.protocol import API_VERSION, Health
 from daemon.errors import Conflict, NotFound, Unavailable
-from daemon.events import Event, EventKind
+from daemon.events import Event
 from daemon.jobs.changes import ChangeService
 from daemon.jobs.describe import job_title
 from daemon.jobs.hub import EventHub
 from daemon.jobs.manager import JobManager, _redacted
 from daemon.jobs.newest import superseding
 from daemon.messages import ACTIVE_STATES, SubmitJob
+from daemon.payloads import JobStateData
 from daemon.service.options import DaemonOptions
 from daemon.service.queries import StoreQueries
 from daemon.team_server.config import TeamConfig
@@ -83,8 +84,7 @@ class TeamJobs(JobManager):
         job = await self.store.record_job(request.kind, body, workspace_id=ws.id,
                                           priority=request.priority_value if priority is None else priority)
         self.submitted += 1
-        await self.record_event(job.id, ws.id, Event(EventKind.JOB_STATE, {
-            "state": "queued", "title": job_title(request.kind, body)}))
+        await self.record_event(job.id, ws.id, Event(JobStateData(state="queued", title=job_title(request.kind, body))))
         await self.queue.defer(job.id, priority=job.priority)
         for old in older:
             try:

@@ -19,10 +19,10 @@ import os
 import socket
 from typing import TYPE_CHECKING, Any
 
-from daemon.events import Event, EventKind
+from daemon.events import Event
 from daemon.jobs.executor import JobExecutor, load_executor
 from daemon.jobs.manager import MAX_RESUMES, JobManager, times_resumed
-from daemon.payloads import AnswerData, payload
+from daemon.payloads import AnswerData, LogData, payload
 from daemon.team_server.checkout import CheckoutError, RepoCache
 from daemon.team_server.config import TeamConfig, TeamWorkspace
 from daemon.team_server.events import NotifyingHub
@@ -161,8 +161,8 @@ class TeamWorker:
         resumes = times_resumed(events)
         where = f"last finished phase: {job.last_phase}" if job.last_phase else "no phase had finished"
         if self.executor.resumable and resumes < MAX_RESUMES:
-            await self.jobs.record_event(job.id, job.workspace_id, Event(EventKind.LOG, {
-                "level": "warning", "text": f"the worker running this job stopped; resuming on {self.name} ({where})"}))
+            await self.jobs.record_event(job.id, job.workspace_id, Event(LogData(
+                level="warning", text=f"the worker running this job stopped; resuming on {self.name} ({where})")))
             return True
         why = ("the job was resumed too often" if self.executor.resumable
                else f"the {self.executor.name} executor cannot resume jobs")

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from daemon.agents.accounting import Tally
 from daemon.agents.context import RunContext
 from daemon.agents.hooks import NO_HOOKS, RunHooks
@@ -35,8 +37,8 @@ from daemon.agents.model import Chain, ChainSet
 from daemon.agents.placeholders import CODE_SUFFIXES
 from daemon.agents.runner import CONTEXT_SHARE, ChainRunner
 from daemon.agents.tools import report_to_dict
-from daemon.events import Event, EventKind, EventSink
-from daemon.payloads import CodeStateData, ToolRunData
+from daemon.events import Event, EventSink
+from daemon.payloads import CodeStateData, LogData, ToolRunData, UsageData
 from daemon.teams.config import TeamsConfig
 from daemon.teams.merge import Merger
 from daemon.teams.pool import Pool
@@ -79,13 +81,12 @@ class _TeamEvents:
         self.emit, self.team, self.tests_fresh = emit, team, False
 
     async def __call__(self, event: Event) -> None:
-        data = event.payload
+        data = event.data
         if isinstance(data, ToolRunData) and data.tool == "tests":
             self.tests_fresh = True
         elif isinstance(data, CodeStateData) and any(f.endswith(CODE_SUFFIXES) for f in data.files):
             self.tests_fresh = False
-        event.data["team"] = self.team
-        await self.emit(event)
+        await self.emit(replace(event, data=msgspec.structs.replace(data, team=self.team)))
 
 
 class CrossTeams:
@@ -167,15 +168,15 @@ class CrossTeams:
         completion = await self.gateway.complete(messages, role=role, temperature=temperature,
                                                  budget=self._spec.budget, job_id=self._spec.job_id)
         self.pool_usage.add(completion, time.monotonic() - began)
-        await self.emit(Event(EventKind.USAGE, {"model": completion.model, "team": "pool",
-                                                "prompt_tokens": completion.usage.prompt_tokens,
-                                                "completion_tokens": completion.usage.completion_tokens,
-                                                "cost": completion.usage.cost}, role=role, job_id=self._spec.job_id))
+        await self.emit(Event(UsageData(model=completion.model, team="pool",
+                                        prompt_tokens=completion.usage.prompt_tokens,
+                                        completion_tokens=completion.usage.completion_tokens,
+                                        cost=completion.usage.cost), role=role, job_id=self._spec.job_id))
         return completion.text
 
     async def _say(self, text: str, data: dict[str, Any]) -> None:
-        await self.emit(Event(EventKind.LOG, {"level": data.get("level", "info"),
-                                              "text": text, "team": "pool", "pool": data}, job_id=self._spec.job_id))
+        note = LogData(level=data.get("level", "info"), text=text, team="pool", pool=data)
+        await self.emit(Event(note, job_id=self._spec.job_id))
 
     def _pool(self, spec: JobSpec) -> Pool:
         budget = int(self.settings.model.context_window * CONTEXT_SHARE * 4)

@@ -12,12 +12,14 @@ import time
 import zlib
 from typing import Any
 
+import msgspec
+
 from daemon.agents.hooks import DelegatedPhase
 from daemon.agents.model import Chain, Phase, Produces
 from daemon.agents.runner import CONTEXT_SHARE
 from daemon.config import Settings
-from daemon.events import EventKind
 from daemon.llm.gateway import ModelGateway
+from daemon.payloads import LogData, NetworkLayer
 from daemon.teams.config import TeamsConfig
 from daemon.teams.macnet import ACTOR_SYSTEM, CRITIC_ROLE, CRITIC_SYSTEM, Network
 from daemon.teams.solution import Solution
@@ -57,8 +59,9 @@ class NetworkDelegate:
             work.account(completion, time.monotonic() - began)
             return completion.text
 
-        async def log(text: str, data: dict[str, Any]) -> None:
-            await work.say(EventKind.LOG, {"level": data.get("level", "info"), "text": text, "network": data})
+        async def log(text: str, data: dict[str, Any]) -> None:  # a finished layer's stats, or a warning's level
+            layer = msgspec.convert(data, NetworkLayer) if "layer" in data else None
+            await work.say(LogData(level=data.get("level", "info"), text=text, network=layer), None)
 
         network = Network(
             topology, complete, task=work.prompt, base=Solution("the current code", base=work.read),

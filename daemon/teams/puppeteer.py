@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from daemon.agents.hooks import LoopControl
 from daemon.agents.model import Loop, Until
 from daemon.agents.placeholders import find_unfinished
-from daemon.events import EventKind
+from daemon.payloads import LogData, OrchestratorStep
 from daemon.teams.policy import (
     FINISH,
     Episode,
@@ -65,9 +65,9 @@ class Puppeteer:
                           kinds)
             step = self.policy.choose(state)
             self.episode.steps.append(step)
-            await control.say(EventKind.LOG, {"level": "info", "text": f"orchestrator: next {step.action} "
-                                              f"(turn {turn + 1}; tests {tests}; heuristic: {step.suggested})",
-                                              "orchestrator": {"action": step.action, "turn": turn + 1}})
+            await control.say(LogData(level="info", text=f"orchestrator: next {step.action} "
+                                      f"(turn {turn + 1}; tests {tests}; heuristic: {step.suggested})",
+                                      orchestrator=OrchestratorStep(action=step.action, turn=turn + 1)))
             if step.action == FINISH:
                 break
             loop = by_name[step.action]

@@ -22,7 +22,8 @@ from daemon.agents.job import JobOutcome, JobSpec
 from daemon.agents.loader import ChainError
 from daemon.agents.model import Chain
 from daemon.agents.runner import ChainRunner
-from daemon.events import Event, EventKind
+from daemon.events import Event
+from daemon.payloads import LogData
 from daemon.teams.config import TeamsConfig, TeamsConfigError
 from daemon.teams.croto import CrossTeams
 from daemon.teams.network_phase import NetworkDelegate, network_phase
@@ -92,7 +93,7 @@ class TeamsRunner:
             return
         if version is not None:
             text = f"orchestrator policy {chain.name!r} learnt from this job: now version {version}"
-            await self.context.emit(Event(EventKind.LOG, {"level": "info", "text": text}, job_id=spec.job_id))
+            await self.context.emit(Event(LogData(level="info", text=text), job_id=spec.job_id))
 
 
 def _check(chain: Chain, config: TeamsConfig) -> None:

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import ConfigError, Settings, load_settings, with_overrides
-from daemon.messages import WATCH_EVENT, StreamEvent, SubmitJob
+from daemon.messages import StreamEvent, SubmitJob
+from daemon.payloads import WatchData
 
 log = logging.getLogger("troupe.watch")
 
@@ -75,10 +76,10 @@ class SaveTrigger:
         """The daemon wrote this content itself (an applied change): its save starts nothing."""
         self.reviewed[rel] = digest
 
-    def notice(self, action: str, files: list[str], reason: str, **extra: Any) -> None:
-        self.publish(StreamEvent(kind=WATCH_EVENT, workspace=str(self.root), at=time.time(),
-                                 data={"workspace": str(self.root), "action": action, "files": files[:50],
-                                       "count": len(files), "reason": reason, **extra}))
+    def notice(self, action: str, files: list[str], reason: str, *, job_id: str | None = None) -> None:
+        notice = WatchData(workspace=str(self.root), action=action, files=files[:50], count=len(files), reason=reason,
+                           job_id=job_id)
+        self.publish(StreamEvent.of(notice, workspace=str(self.root), at=time.time()))
 
     def _budget(self) -> int:
         now = time.monotonic()

@@ -14,7 +14,7 @@ from daemon.agents.runner import ChainRunner
 from daemon.config import ModelSettings, Secret, Settings
 from daemon.events import Event, EventKind
 from daemon.llm.gateway import Gateway
-from daemon.payloads import payload
+from daemon.payloads import payload, wire
 from tests.fakes.llm_server import FakeLLM
 
 
@@ -25,14 +25,14 @@ class Recorder:
         self.events: list[Event] = []
 
     async def __call__(self, event: Event) -> None:
-        payload(str(event.kind), event.data)  # what the daemon checks when it records one: a drift fails here
+        payload(str(event.kind), wire(event.data))  # what the daemon checks when it records one: a drift fails here
         self.events.append(event)
 
     def of(self, kind: EventKind) -> list[Event]:
         return [e for e in self.events if e.kind is kind]
 
     def phases_finished(self) -> list[str]:
-        return [e.data["phase"] for e in self.of(EventKind.PHASE_FINISHED)]
+        return [e.data.phase for e in self.of(EventKind.PHASE_FINISHED)]
 
 
 @pytest.fixture

@@ -137,8 +137,8 @@ async def test_build_chain_review_then_failing_test_then_fix(fake_llm, make_runn
     # the reviewer's comment reached the programmer
     assert COMMENT in fake_llm.prompts_containing("Fix the code as the comment asks")[0].last_user
     # real pytest failed, and its failure text reached the next prompt
-    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "tests"]
-    assert [r["ok"] for r in runs] == [False, True]
+    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "tests"]
+    assert [r.ok for r in runs] == [False, True]
     fix_prompt = fake_llm.prompts_containing("The program fails when it runs:")[0].last_user
     assert "test_count_lines_without_final_newline" in fix_prompt and "assert 1 == 2" in fix_prompt
     assert outcome.test_report["ok"] and outcome.test_report["passed"] == 2
@@ -165,13 +165,13 @@ async def test_build_chain_review_then_failing_test_then_fix(fake_llm, make_runn
 
     # accounting: per phase and per job, matching what the server counted
     finished = recorder.of(EventKind.PHASE_FINISHED)
-    assert all(e.data["tokens"] > 0 and e.data["calls"] >= 1 for e in finished if e.data["phase"] != "environment")
+    assert all(e.data.tokens > 0 and e.data.calls >= 1 for e in finished if e.data.phase != "environment")
     # the code imports only the standard library: requirements.txt costs no model call, and says why
-    environment = next(e.data for e in finished if e.data["phase"] == "environment")
-    assert environment["calls"] == 0 and "standard library" in environment["skipped"]
+    environment = next(e.data for e in finished if e.data.phase == "environment")
+    assert environment.calls == 0 and "standard library" in environment.skipped
     assert outcome.usage.prompt_tokens == sum(r.prompt_tokens for r in fake_llm.requests)
     assert outcome.usage.calls == len(fake_llm.requests) == 7
-    assert sum(e.data["tokens"] for e in finished) == outcome.usage.tokens
+    assert sum(e.data.tokens for e in finished) == outcome.usage.tokens
     # every turn is a MESSAGE event with its phase and role
     messages = recorder.of(EventKind.MESSAGE)
     assert {(m.phase, m.role) for m in messages} >= {("coding", "cto"), ("coding", "programmer"),
@@ -216,7 +216,7 @@ async def test_a_crash_the_repair_sends_back_unchanged_is_written_anew_from_the_
     assert outcome.status == "succeeded", outcome.error
     assert recorder.phases_finished() == ["coding", "review_comment", "run_fix", "rewrite", "environment",
                                           "manual"]
-    skips = [e.data["text"] for e in recorder.of(EventKind.LOG) if "skipped" in e.data]
+    skips = [e.data.text for e in recorder.of(EventKind.LOG) if e.data.skipped is not None]
     assert any("loop 'run' cycle 2 skipped: the last fix kept the code as it was" in s for s in skips)
     rewrite = fake_llm.prompts_containing("Write the program anew so that it runs")[0].last_user
     assert rewrite.startswith("a dice roller\n\n") and "No module named 'pygame'" in rewrite

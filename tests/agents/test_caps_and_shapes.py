@@ -42,9 +42,9 @@ async def test_code_cut_at_the_cap_is_not_applied_but_asked_again_shorter(fake_l
     correction = fake_llm.requests[2].last_user
     assert correction.startswith("Your edits were not applied. Your reply was cut off at the limit of 3072 tokens")
     assert "value_" not in outcome.change.diff
-    cut = [e for e in recorder.of(EventKind.USAGE) if e.data["finish_reason"] == "length"]
-    assert len(cut) == 1 and cut[0].data["max_tokens"] == 3072
-    assert any("hit its cap of 3072 tokens" in e.data["text"] for e in recorder.of(EventKind.LOG))
+    cut = [e for e in recorder.of(EventKind.USAGE) if e.data.finish_reason == "length"]
+    assert len(cut) == 1 and cut[0].data.max_tokens == 3072
+    assert any("hit its cap of 3072 tokens" in e.data.text for e in recorder.of(EventKind.LOG))
 
 
 async def test_a_reply_that_loops_is_stopped_and_keeps_what_came_before(fake_llm, make_runner, recorder, tmp_path):
@@ -56,9 +56,9 @@ async def test_a_reply_that_loops_is_stopped_and_keeps_what_came_before(fake_llm
     found = [(f.start_line, f.message) for f in outcome.findings if f.source == "reviewer"]
     assert found == [(5, "divide() fails when b is 0")]
     usage = recorder.of(EventKind.USAGE)[0].data
-    assert usage["finish_reason"] == "repetition"
-    assert usage["completion_tokens"] < len(block * 60) // 4  # the stream was left before its end
-    assert any("repeated itself" in e.data["text"] for e in recorder.of(EventKind.LOG))
+    assert usage.finish_reason == "repetition"
+    assert usage.completion_tokens < len(block * 60) // 4  # the stream was left before its end
+    assert any("repeated itself" in e.data.text for e in recorder.of(EventKind.LOG))
 
 
 async def test_findings_cut_at_the_cap_keep_only_the_complete_ones(fake_llm, make_runner, tmp_path):
@@ -81,7 +81,7 @@ async def test_a_null_reply_is_asked_again(fake_llm, make_runner, recorder, tmp_
     outcome = await make_runner().run(JobSpec(chain="ask", task="What does add return?", workspace=repo))
     assert outcome.status == "succeeded", outcome.error
     assert outcome.conclusion == "add returns the sum of a and b, a + b (calc.py:2)."
-    assert any("empty reply; asking again (1/2)" in e.data["text"] for e in recorder.of(EventKind.LOG))
+    assert any("empty reply; asking again (1/2)" in e.data.text for e in recorder.of(EventKind.LOG))
 
 
 async def test_a_model_that_only_returns_nothing_fails_the_job_clearly(fake_llm, make_runner, tmp_path):
@@ -185,7 +185,7 @@ async def test_code_that_changes_nothing_is_kept_when_its_prompt_showed_the_fail
     assert outcome.status == "succeeded", outcome.error
     assert "add(2, 3) returned -1" in fake_llm.prompts_containing("Make the change.")[0].last_user
     assert not fake_llm.prompts_containing("nothing changed"), "the prompt already said what fails"
-    assert any("its prompt already showed the failing docstring examples" in e.data["text"]
+    assert any("its prompt already showed the failing docstring examples" in e.data.text
                for e in recorder.of(EventKind.LOG))
     assert fake_llm.prompts_containing("Write each missing body anew")  # the rewrite loop took it from there
     assert "+    return a + b" in outcome.change.diff
@@ -213,7 +213,7 @@ async def test_code_that_changes_nothing_is_kept_without_a_resend_when_no_exampl
     await make_runner().run(JobSpec(chain="change", task="make add() faster", workspace=repo, files=["calc.py"]))
     assert len(fake_llm.prompts_containing("Make the change.")) == 1
     assert not fake_llm.prompts_containing("nothing changed"), "a resend would say nothing new"
-    assert any("kept the code as it was (no failing docstring example" in e.data["text"]
+    assert any("kept the code as it was (no failing docstring example" in e.data.text
                for e in recorder.of(EventKind.LOG))
 
 
@@ -256,10 +256,9 @@ async def test_a_chain_past_its_time_limit_keeps_what_came_and_skips_the_rest(fa
     assert outcome.status == "succeeded", outcome.error
     assert time.monotonic() - started < 20
     usage = recorder.of(EventKind.USAGE)
-    assert [u.data["finish_reason"] for u in usage] == ["time_limit"]  # one call, stopped; none after it
+    assert [u.data.finish_reason for u in usage] == ["time_limit"]  # one call, stopped; none after it
     assert any("reply stopped at the job's time limit; its last, unfinished finding" in w for w in outcome.warnings)
     lines = [f.start_line for f in outcome.findings if f.source == "reviewer"]
     assert lines[0] == 5 and len(lines) < 400
-    skipped = [e.data for e in recorder.of(EventKind.PHASE_FINISHED) if e.data.get("skipped")]
-    assert skipped == [{**skipped[0], "phase": "second_look",
-                        "skipped": "the chain's time limit of 5 s was reached"}]
+    skipped = [e.data for e in recorder.of(EventKind.PHASE_FINISHED) if e.data.skipped]
+    assert [(s.phase, s.skipped) for s in skipped] == [("second_look", "the chain's time limit of 5 s was reached")]

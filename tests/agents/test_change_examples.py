@@ -52,7 +52,7 @@ async def test_the_change_sees_the_failing_example_and_its_passing_examples_are_
     assert "calc.py:\n```python\ndef double(x):" in code_prompt and "Repository map" not in code_prompt
     assert "List the files" not in code_prompt and "skipped" not in code_prompt  # nothing to plan: no plan
     assert recorder.phases_finished() == ["plan", "code"]  # the plan concluded as skipped; no review:
-    [skip] = [e.data["reason"] for e in recorder.of(EventKind.LOG) if e.data.get("skipped") == "review"]
+    [skip] = [e.data.reason for e in recorder.of(EventKind.LOG) if e.data.skipped == "review"]
     assert skip == "the checks that failed before the change pass now (before: 1 failed; now: 3 passed), and ruff " \
                    "finds nothing in calc.py"
     assert outcome.tests == "passed" and outcome.test_report["passed"] == 3
@@ -96,7 +96,7 @@ async def test_a_test_fix_that_keeps_the_code_ends_the_test_loop_and_says_why(fa
     outcome = await make_runner().run(JobSpec(chain="change", task=TASK, workspace=repo, files=["calc.py"]))
     assert outcome.status == "succeeded", outcome.error
     assert len(fake_llm.prompts_containing("After the change the tests fail")) == 1  # max_cycles is 2
-    reasons = [e.data["reason"] for e in recorder.of(EventKind.LOG) if e.data.get("skipped") == "test"]
+    reasons = [e.data.reason for e in recorder.of(EventKind.LOG) if e.data.skipped == "test"]
     assert reasons == ["the last fix kept the code as it was, so the tests fail as before and the next cycle "
                        "would ask the same again"]
     assert outcome.tests == "failed"
@@ -110,7 +110,7 @@ async def test_a_change_that_changes_nothing_fails_and_says_so(fake_llm, make_ru
                                               files=["calc.py"]))
     assert outcome.status == "failed" and outcome.change is None
     assert outcome.error.startswith("no change: the team's edits left every file as it was")
-    errors = [e.data["text"] for e in recorder.of(EventKind.LOG) if e.data.get("level") == "error"]
+    errors = [e.data.text for e in recorder.of(EventKind.LOG) if e.data.level == "error"]
     assert errors == [outcome.error]
 
 

@@ -34,9 +34,9 @@ async def test_without_tests_the_test_loop_is_skipped_with_the_reason(fake_llm, 
     assert outcome.status == "succeeded", outcome.error
     assert recorder.phases_finished() == ["plan", "code", "review_comment"]
     assert not fake_llm.prompts_containing(FIX_PROMPT)
-    skipped = [e.data for e in recorder.of(EventKind.LOG) if e.data.get("skipped")]
-    assert [s["skipped"] for s in skipped] == ["rewrite", "test"]  # the docstring rewrite, then the fix loop
-    assert skipped[1]["text"] == "loop 'test' skipped: nothing to run"
+    skipped = [e.data for e in recorder.of(EventKind.LOG) if e.data.skipped]
+    assert [s.skipped for s in skipped] == ["rewrite", "test"]  # the docstring rewrite, then the fix loop
+    assert skipped[1].text == "loop 'test' skipped: nothing to run"
     assert outcome.tests == "not run" and outcome.summary()["tests"] == "not run"
     assert outcome.conclusion.startswith("No tests ran to check the change. Nothing to run: no tests")
     assert outcome.change is not None and outcome.change.files == ["gcd.py"]
@@ -53,7 +53,7 @@ async def test_a_change_that_leaves_the_tests_failing_says_so(fake_llm, make_run
     assert outcome.conclusion.startswith("The tests still fail after the change. Tests FAILED: 1 failed")
     assert outcome.test_report["ok"] is False and outcome.test_report["ran"] is True
     assert "loop 'test': the tests still fail after 2 cycle(s)" in outcome.warnings
-    warned = [e.data["text"] for e in recorder.of(EventKind.LOG) if e.data.get("level") == "warning"]
+    warned = [e.data.text for e in recorder.of(EventKind.LOG) if e.data.level == "warning"]
     assert "loop 'test': the tests still fail after 2 cycle(s)" in warned
 
 

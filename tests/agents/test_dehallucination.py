@@ -30,9 +30,9 @@ async def test_a_question_answered_by_the_instructor(fake_llm, make_runner, reco
     assert outcome.status == "succeeded", outcome.error
     question = recorder.of(EventKind.QUESTION)[0]
     answer = recorder.of(EventKind.ANSWER)[0]
-    assert (question.phase, question.role, question.data["to"]) == ("plan", "programmer", "instructor")
-    assert question.data["text"] == "Should shout() with times=0 return an empty string?"
-    assert (answer.role, answer.data["by"], answer.data["question_id"]) == ("cto", "cto", question.data["question_id"])
+    assert (question.phase, question.role, question.data.to) == ("plan", "programmer", "instructor")
+    assert question.data.text == "Should shout() with times=0 return an empty string?"
+    assert (answer.role, answer.data.by, answer.data.question_id) == ("cto", "cto", question.data.question_id)
     # the instructor saw the question; the programmer saw the answer, then concluded
     asked = fake_llm.prompts_containing("asks you a question")[0]
     assert CTO in asked.system and asked.last_user == "QUESTION: Should shout() with times=0 return an empty string?"
@@ -73,9 +73,9 @@ async def test_a_question_only_the_human_can_answer_pauses_the_job_until_the_ans
     assert outcome.warnings == []  # both citations exist
     assert fake_llm.requests[-1].last_user == "The user answers: shout, please"
     human = [m for m in recorder.of(EventKind.MESSAGE) if m.role == "human"]
-    assert [m.data["text"] for m in human] == ["shout, please"]
+    assert [m.data.text for m in human] == ["shout, please"]
     escalated = recorder.of(EventKind.ANSWER)[0]
-    assert escalated.data.get("escalated") and escalated.role == "cto"
+    assert escalated.data.escalated and escalated.role == "cto"
 
 
 async def test_an_answer_citing_lines_that_do_not_exist_is_sent_back_then_flagged(fake_llm, make_runner, tmp_path):

@@ -9,6 +9,7 @@ from daemon.agents.dialogue import Dialogue
 from daemon.agents.markers import find_conclusion, find_question
 from daemon.agents.model import Phase, Role
 from daemon.events import EventKind
+from daemon.payloads import Payload, wire
 
 CEO = Role("ceo", "You are the CEO.")
 CPO = Role("cpo", "You are the CPO.")
@@ -29,8 +30,8 @@ class Script:
         reply = self.replies[role.name].pop(0)
         return reply(messages) if callable(reply) else reply
 
-    async def say(self, kind: EventKind, data: dict, role: str | None) -> None:
-        self.events.append((kind, data, role))
+    async def say(self, data: Payload, role: str | None) -> None:  # kept as the daemon stores it
+        self.events.append((EventKind(data.kind), wire(data), role))
 
     def kinds(self, kind: EventKind) -> list[tuple[dict, str | None]]:
         return [(d, r) for k, d, r in self.events if k is kind]

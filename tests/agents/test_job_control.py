@@ -11,6 +11,7 @@ import pytest
 from daemon.agents.job import JobSpec
 from daemon.events import EventKind
 from daemon.llm.budget import Budget
+from daemon.payloads import LogData
 from tests.agents.conftest import write_tree
 from tests.agents.test_bad_output import scratches, script_change
 from tests.agents.test_change_chain import CODE, REPO, TASK
@@ -23,7 +24,7 @@ async def test_a_spent_budget_stops_the_job_with_a_clear_message(fake_llm, make_
     assert outcome.status == "failed"
     assert outcome.error.startswith("stopped: token budget spent:") and "TROUPE_BUDGET_TOKENS" in outcome.error
     assert len(fake_llm.requests) == 1  # the plan call spent it all; nothing after
-    assert recorder.of(EventKind.LOG)[-1].data == {"level": "error", "text": outcome.error}
+    assert recorder.of(EventKind.LOG)[-1].data == LogData(level="error", text=outcome.error)
     assert outcome.usage.tokens > 300
 
 

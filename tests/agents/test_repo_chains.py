@@ -63,5 +63,5 @@ async def test_a_comment_that_mentions_finished_without_the_marker_does_not_stop
     assert outcome.status == "succeeded", outcome.error
     # the comment was acted on; then the fix, lint and tests decided, without another review turn
     assert recorder.phases_finished() == ["plan", "code", "review_comment", "review_modify"]
-    assert any("the tests pass" in e.data.get("reason", "") for e in recorder.of(EventKind.LOG))
+    assert any("the tests pass" in (e.data.reason or "") for e in recorder.of(EventKind.LOG))
     assert "+    if times < 1:" in outcome.change.diff

@@ -53,7 +53,7 @@ async def test_review_findings_carry_correct_lines(fake_llm, make_runner, record
     assert reasons == ["line 999 does not exist in calc.py (9 lines)",
                        "the quoted code 'def multiply(a, b):' is not in calc.py",
                        "file 'other.py' was not under review"]
-    dropped = [e.data["text"] for e in recorder.of(EventKind.LOG) if e.data.get("finding")]
+    dropped = [e.data.text for e in recorder.of(EventKind.LOG) if e.data.finding]
     assert len(dropped) == 3
     # the reviewer got numbered lines and the lint it must not repeat
     prompt = fake_llm.requests[0].last_user

@@ -87,7 +87,7 @@ async def run(runner) -> object:
 
 
 def skips(recorder) -> list[str]:
-    return [e.data["reason"] for e in recorder.of(EventKind.LOG) if "skipped" in e.data]
+    return [e.data.reason for e in recorder.of(EventKind.LOG) if e.data.skipped is not None]
 
 
 async def test_a_later_review_sees_the_diff_since_its_comment_and_a_fix_sees_what_the_comment_names(
@@ -132,7 +132,7 @@ async def test_a_fix_that_keeps_the_code_is_not_sent_back_and_ends_the_review(
     assert len(fake_llm.prompts_containing("Fix the code")) == 1  # no "nothing changed" round trip
     assert len(fake_llm.prompts_containing(COMMENT_ASK)) == 1
     assert "as the reviewer last saw it" in skips(recorder)[0]
-    assert any("kept the code" in e.data["text"] for e in recorder.of(EventKind.LOG))
+    assert any("kept the code" in e.data.text for e in recorder.of(EventKind.LOG))
     assert not outcome.warnings
 
 

@@ -33,7 +33,7 @@ async def test_the_shipped_review_shows_the_reviewer_no_docstring_examples(fake_
                                               files=["calc.py"]))
     assert outcome.status == "succeeded", outcome.error
     assert "docstring examples" not in fake_llm.prompts_containing("Find the bugs")[0].last_user
-    assert len([e for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "doctests"]) == 1
+    assert len([e for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "doctests"]) == 1
 
 
 async def test_a_repository_review_chain_shows_the_reviewer_which_examples_fail(fake_llm, make_runner, recorder,
@@ -49,6 +49,6 @@ async def test_a_repository_review_chain_shows_the_reviewer_which_examples_fail(
     assert f"The docstring examples were run, and these fail:\n- {FAILING}\n" in prompt
     assert "double(2)" not in prompt.split("these fail:")[1]  # passing examples are not evidence
     assert [(f.start_line, f.source) for f in outcome.findings] == [(18, "reviewer")]
-    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "doctests"]
-    assert len(runs) == 1 and (runs[0]["passed"], runs[0]["failed"]) == (2, 1)
+    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "doctests"]
+    assert len(runs) == 1 and (runs[0].passed, runs[0].failed) == (2, 1)
     assert snapshot_tree(repo) == before

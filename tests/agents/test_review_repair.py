@@ -74,8 +74,8 @@ async def test_a_file_whose_examples_pass_gets_no_repair_call(fake_llm, make_run
     assert outcome.status == "succeeded", outcome.error
     assert not fake_llm.prompts_containing(REPAIR) and len(fake_llm.prompts_containing(REVIEW)) == 1
     assert recorder.phases_finished() == ["repair", "repair_tests", "review", "reproduce"]  # skipped: no call
-    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "doctests"]
-    assert len(runs) == 1 and (runs[0]["passed"], runs[0]["failed"]) == (3, 0)
+    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "doctests"]
+    assert len(runs) == 1 and (runs[0].passed, runs[0].failed) == (3, 0)
 
 
 def test_hunks_are_the_changed_lines_an_insertion_keeps_its_anchor_and_a_rewrite_is_left_out():
@@ -129,8 +129,8 @@ async def test_failing_related_tests_drive_a_repair_whose_findings_are_major(fak
     [found] = [f for f in outcome.findings if f.source == "repair"]
     assert (found.start_line, found.severity, found.replacement) == (2, "major", "    return a + b")
     assert "tests/test_calc.py::test_add" in found.message and "all 1 pass" in found.message
-    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "related_tests"]
-    assert [(r["passed"], r["failed"]) for r in runs] == [(0, 1)]  # only the related file ran
+    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "related_tests"]
+    assert [(r.passed, r.failed) for r in runs] == [(0, 1)]  # only the related file ran
     assert not fake_llm.prompts_containing(REVIEW)  # the verified repair is the review
     assert snapshot_tree(repo) == before
 

@@ -40,7 +40,7 @@ async def test_test_chain_explains_the_real_failure_and_proposes_a_fix(fake_llm,
     assert "return sum(prices) * discount" in fix  # the failing test's code under test, not only the test
     assert "return sum(prices) * discount" in explain
     assert outcome.conclusion.startswith("shop/cart.py:2 multiplies")
-    assert [e.data["ok"] for e in recorder.of(EventKind.TOOL_RUN)] == [False, True]
+    assert [e.data.ok for e in recorder.of(EventKind.TOOL_RUN)] == [False, True]
     assert outcome.change is not None and outcome.change.files == ["shop/cart.py"]
     assert snapshot_tree(repo) == before
 

@@ -17,8 +17,9 @@ import os
 import re
 from typing import Any
 
-from daemon.events import Event, EventKind
+from daemon.events import Event
 from daemon.jobs.executor import AskHuman, ChangeDraft, JobResult, RunningJob
+from daemon.payloads import LogData, PhaseFinishedData, PhaseStartedData, UsageData
 
 IN_PROMPT = re.compile(r"scripted\(([^)]*)\)")
 
@@ -41,15 +42,15 @@ class ScriptedExecutor:
         done = int((job.checkpoint or {}).get("done", 0)) if job.resumed else 0
         for index in range(done, int(opts.get("phases", 1))):
             phase = f"phase{index + 1}"
-            await emit(Event(EventKind.PHASE_STARTED, {"phase": phase}, phase=phase, role="programmer"))
+            await emit(Event(PhaseStartedData(phase=phase), phase=phase, role="programmer"))
             await asyncio.sleep(float(opts.get("sleep", 0)))
-            await emit(Event(EventKind.USAGE, {"model": "scripted", "prompt_tokens": 10, "completion_tokens": 5,
-                                               "cost": 0.0}, phase=phase, role="programmer"))
-            await emit(Event(EventKind.PHASE_FINISHED, {"phase": phase, "conclusion": "ok"}, phase=phase))
+            await emit(Event(UsageData(model="scripted", prompt_tokens=10, completion_tokens=5, cost=0.0), phase=phase,
+                             role="programmer"))
+            await emit(Event(PhaseFinishedData(phase=phase, conclusion="ok"), phase=phase))
             if job.save_checkpoint is not None:
                 await job.save_checkpoint(phase, {"done": index + 1})
             if index == 0 and opts.get("hold") and not job.resumed:  # its process is killed meanwhile
-                await emit(Event(EventKind.LOG, {"level": "info", "text": f"holding for {opts['hold']} s"}))
+                await emit(Event(LogData(level="info", text=f"holding for {opts['hold']} s")))
                 await asyncio.sleep(float(opts["hold"]))
         result: dict[str, Any] = {"resumed_from": done}
         if opts.get("ask"):

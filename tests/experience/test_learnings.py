@@ -48,7 +48,7 @@ async def test_a_dismissed_finding_shapes_the_next_review(fake_llm, run_job, sto
     assert REASON in prompt and "<<<experience" in prompt and "divide() does not handle b == 0" in prompt
     assert [f.message for f in second.findings if f.source == "reviewer"] == [
         "average([]) raises ZeroDivisionError"]  # the reworded divide() finding is not reported again
-    notes = [e.data["text"] for e in recorder.of(EventKind.LOG) if e.data.get("experience")]
+    notes = [e.data.text for e in recorder.of(EventKind.LOG) if e.data.experience]
     assert any("not reported again: calc.py:5" in note for note in notes)
     assert (await store.get_experience(learning.id)).uses == 2  # in the prompt, and in the screening
 

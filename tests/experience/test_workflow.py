@@ -54,14 +54,14 @@ async def test_a_similar_job_skips_what_was_redundant_but_never_the_tests(fake_l
     assert outcome.ok, outcome.error
     assert not fake_llm.prompts_containing("Give the ONE most important problem")  # the review loop was skipped
     assert not fake_llm.prompts_containing("Write requirements.txt")
-    skipped = [e.data for e in recorder.of(EventKind.PHASE_FINISHED) if e.data.get("skipped")]
-    assert [s["phase"] for s in skipped] == ["environment"]
+    skipped = [e.data for e in recorder.of(EventKind.PHASE_FINISHED) if e.data.skipped]
+    assert [s.phase for s in skipped] == ["environment"]
     # the environment phase is skipped by its chain rule (only standard-library imports), the review loop by experience
     assert {p.step for p in experience.plans} == {"loop:review"}
-    notes = [e.data["text"] for e in recorder.of(EventKind.LOG) if e.data.get("experience")]
+    notes = [e.data.text for e in recorder.of(EventKind.LOG) if e.data.experience]
     assert any("loop 'review' did nothing in 100% of 2 similar runs" in n for n in notes)
     # the tests still ran, failed, the failure reached the programmer, and the fix passed
-    assert [e.data["ok"] for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "tests"][:2] == [False, True]
+    assert [e.data.ok for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "tests"][:2] == [False, True]
     assert fake_llm.prompts_containing("The program fails when it runs:")
     assert outcome.test_report["ok"]
     assert "README.md" in outcome.change.files
@@ -83,4 +83,4 @@ async def test_the_runner_never_offers_the_test_loop_for_skipping(fake_llm, run_
     outcome, _ = await run_job("a CLI that counts the words in a file", job_id="job-g", experience=greedy)
     assert greedy.offered == ["completion", "review"]  # the test loop is never offered
     assert outcome.ok and outcome.test_report["ok"]
-    assert [e.data["ok"] for e in recorder.of(EventKind.TOOL_RUN) if e.data["tool"] == "tests"] == [False, True]
+    assert [e.data.ok for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "tests"] == [False, True]

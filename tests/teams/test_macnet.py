@@ -119,12 +119,12 @@ async def test_a_network_does_the_chains_code_phase_and_the_chain_carries_on(fak
     assert outcome.ok, outcome.error
     assert outcome.change is not None and outcome.change.files == ["app.py"]
     assert "return text or ''" in outcome.change.edits[0].after
-    coding = next(e for e in recorder.of(EventKind.PHASE_FINISHED) if e.data["phase"] == "coding")
-    assert coding.data["delegated"] and coding.data["calls"] == 5 + 6  # 5 agents, 6 edges in a star of 5
+    coding = next(e for e in recorder.of(EventKind.PHASE_FINISHED) if e.data.phase == "coding")
+    assert coding.data.delegated and coding.data.calls == 5 + 6  # 5 agents, 6 edges in a star of 5
     assert "5 agents in a star network" in outcome.conclusions["coding"]
     assert len(fake_llm.prompts_containing("keep the strengths")) == 1  # the output merges the 3 spokes
-    assert [e.data["phase"] for e in recorder.of(EventKind.PHASE_FINISHED)] == ["coding", "review_comment"]
+    assert [e.data.phase for e in recorder.of(EventKind.PHASE_FINISHED)] == ["coding", "review_comment"]
     assert outcome.usage.calls == len(fake_llm.requests) == 12
-    layers = [e for e in recorder.of(EventKind.LOG) if "network" in e.data]
-    assert [e.data["network"]["layer"] for e in layers] == [0, 1, 2]
+    layers = [e for e in recorder.of(EventKind.LOG) if e.data.network is not None]
+    assert [e.data.network.layer for e in layers] == [0, 1, 2]
     assert not list((tmp_path / "scratch").iterdir())

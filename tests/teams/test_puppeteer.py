@@ -110,9 +110,9 @@ async def test_the_heuristic_orchestrator_sends_the_programmer_to_the_placeholde
     outcome = await runner.run(JobSpec(chain="mini", task="double(x)", job_id="job-h"))
 
     assert outcome.ok, outcome.error
-    picks = [e.data["orchestrator"]["action"] for e in recorder.of(EventKind.LOG) if "orchestrator" in e.data]
+    picks = [e.data.orchestrator.action for e in recorder.of(EventKind.LOG) if e.data.orchestrator is not None]
     assert picks == ["completion", "review", FINISH]
-    assert [e.data["phase"] for e in recorder.of(EventKind.PHASE_FINISHED)] == ["coding", "complete",
+    assert [e.data.phase for e in recorder.of(EventKind.PHASE_FINISHED)] == ["coding", "complete",
                                                                                  "review_comment"]
     assert "return 2 * x" in outcome.change.edits[0].after
 
@@ -133,7 +133,7 @@ async def test_the_learned_orchestrator_learns_from_each_job_and_stores_a_new_ve
         assert [v.version for v in history] == [2, 1]
         assert history[0].params["episodes"] == 2 and history[0].params != history[1].params
         assert history[0].params["weights"]  # the decisions' features were learnt from
-        learnt = [e.data["text"] for e in recorder.of(EventKind.LOG) if "learnt from this job" in e.data["text"]]
+        learnt = [e.data.text for e in recorder.of(EventKind.LOG) if "learnt from this job" in e.data.text]
         assert learnt[-1].endswith("now version 2")
     finally:
         await store.close()

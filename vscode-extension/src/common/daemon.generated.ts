@@ -14,7 +14,9 @@ export interface AnswerData {
   question_id?: string;
   text?: string;
   by?: string;
+  escalated?: boolean;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 export interface ChangeInfo {
@@ -35,6 +37,7 @@ export interface ChangeProposedData {
   diff?: string;
   tests_failed?: string | null;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 export interface CodeStateData {
@@ -43,6 +46,7 @@ export interface CodeStateData {
   files?: string[];
   instruction?: string;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 /** Made by the client (`DaemonClient.watch_events(patient=True)`), never sent by the daemon. */
@@ -50,6 +54,7 @@ export interface ConnectionData {
   state?: "back" | "lost";
   error?: string | null;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 export interface EventList {
@@ -95,6 +100,7 @@ export interface FindingData {
   job_id?: string | null;
   content_hash?: string | null;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 /** A review comment; lines and columns are 1-based, `file` is workspace-relative. */
@@ -194,6 +200,7 @@ export interface JobStateData {
   resumed?: boolean;
   title?: string | null;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 export interface LogData {
@@ -206,7 +213,17 @@ export interface LogData {
   files?: string[];
   change_id?: string | null;
   experience?: boolean;
+  step?: string | null;
+  cycles?: number | null;
+  learning?: number | null;
+  finish_reason?: string | null;
+  max_tokens?: number | null;
+  finding?: Record<string, unknown> | null;
+  orchestrator?: OrchestratorStep | null;
+  network?: NetworkLayer | null;
+  pool?: Record<string, unknown> | null;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 export interface MessageData {
@@ -214,6 +231,22 @@ export interface MessageData {
   to?: string | null;
   reflection?: boolean;
   clipped?: boolean;
+  team?: number | string | null;
+}
+
+/** A MacNet layer that finished (daemon.teams.macnet): its agents, their calls, its temperature. */
+export interface NetworkLayer {
+  layer: number;
+  agents: number;
+  calls?: number;
+  temperature?: number | null;
+  finished_at?: number;
+}
+
+/** The puppeteer orchestrator's pick (daemon.teams.puppeteer). */
+export interface OrchestratorStep {
+  action: string;
+  turn: number;
 }
 
 export interface PendingQuestion {
@@ -239,12 +272,14 @@ export interface PhaseFinishedData {
   delegated?: boolean;
   skipped?: string | null;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 export interface PhaseStartedData {
   phase?: string;
   cycle?: number | null;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 export interface Question {
@@ -257,6 +292,7 @@ export interface QuestionData {
   text?: string;
   to?: string;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 export interface ResultUsage {
@@ -310,6 +346,7 @@ export interface TestReport {
   failed?: number;
   summary?: string;
   failures?: TestFailure[];
+  cannot_run?: string;
 }
 
 export interface ToolRunData {
@@ -320,9 +357,10 @@ export interface ToolRunData {
   failed?: number | null;
   seconds?: number | null;
   included?: string[];
-  left_out?: unknown[];
+  left_out?: string[];
   tokens?: number | null;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 export interface Usage {
@@ -342,7 +380,10 @@ export interface UsageData {
   total_cost?: number | null;
   finish_reason?: string | null;
   max_tokens?: number | null;
+  seconds?: number | null;
+  model_seconds?: number | null;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 export interface WatchData {
@@ -353,6 +394,7 @@ export interface WatchData {
   reason?: string | null;
   job_id?: string | null;
   clipped?: boolean;
+  team?: number | string | null;
 }
 
 /** Each event kind's data. */
