@@ -24,6 +24,7 @@ from daemon.workspace.edits import EDIT_FORMAT_HELP, NEW_PROGRAM_FORMAT
 from daemon.workspace.files import read_for_prompt
 from daemon.workspace.paths import PathOutsideWorkspace, confine
 from daemon.workspace.repomap import build_context
+from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import NotEditable, Scratch
 
 _LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust",
@@ -67,7 +68,7 @@ class Workbench:
         self.budget_chars = budget_chars
         self.conclusions: dict[str, str] = {}
         self.context_text: str | None = None
-        self.test_report: Any = None   # daemon.workspace.testing.TestReport
+        self.test_report: TestReport | None = None  # the last run of the project's tests (and examples)
         self.lint: list[Any] = []      # LintIssue
         self.examples: Any = None      # the docstring examples' TestReport (daemon.workspace.doctests), if any
         self.related: Any = None       # the related tests' TestReport (daemon.workspace.related), if any ran
@@ -117,10 +118,9 @@ class Workbench:
         if self.spec.selection:
             names.append(self.spec.selection.path)
         names += self.changed_files()
-        for failure in getattr(self.test_report, "failures", None) or []:
-            name = getattr(failure, "file", None)
-            if name:
-                names.append(str(name))
+        for failure in self.test_report.failures if self.test_report is not None else []:
+            if failure.file:
+                names.append(failure.file)
         return [n for n in dict.fromkeys(names) if self.read(n) is not None]
 
     def review_files(self) -> list[str]:

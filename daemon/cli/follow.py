@@ -52,8 +52,8 @@ def print_outcome(job: JobInfo, change: Any, *, applied: Any = None) -> None:
     result = job.outcome
     if result.reply:
         print(result.reply)
-    if result.test_report is not None and result.test_report.summary:
-        print(f"\ntests: {result.test_report.summary}")
+    if result.test_report is not None and result.test_report.summary():
+        print(f"\ntests: {result.test_report.summary()}")
     if change is not None:
         print(f"\nproposed change {change.id} ({', '.join(change.files) or 'no files'}):\n")
         print(change.diff)
