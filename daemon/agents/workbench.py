@@ -23,7 +23,7 @@ from daemon.workspace.doctests import example_failures, without_bodies
 from daemon.workspace.edits import EDIT_FORMAT_HELP, NEW_PROGRAM_FORMAT
 from daemon.workspace.files import read_for_prompt
 from daemon.workspace.paths import PathOutsideWorkspace, confine
-from daemon.workspace.repomap import build_context
+from daemon.workspace.repomap import MAX_NAMED_EXCERPTS, build_context, excerpt, is_test_file, symbols_for
 from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import NotEditable, Scratch
 
@@ -31,6 +31,7 @@ _LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": 
               ".md": "markdown", ".toml": "toml", ".json": "json", ".sh": "bash", ".txt": "text"}
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
+_TRACEBACK_LINE = re.compile(r'(?:File "|^)([\w./-]+\.py)(?:", line |:)(\d+)', re.MULTILINE)
 HUNK_CONTEXT = 3
 ONE_FILE_LINES = 150  # a focus file this short is asked for whole (cheaper than teaching SEARCH/REPLACE)
 
@@ -70,6 +71,7 @@ class Workbench:
         self.context_text: str | None = None
         self.test_report: TestReport | None = None  # the last run of the project's tests (and examples)
         self.lint: list[Any] = []      # LintIssue
+        self.excerpted: set[str] = set()  # files a prompt showed only in part: never to be rewritten whole
         self.examples: Any = None      # the docstring examples' TestReport (daemon.workspace.doctests), if any
         self.related: Any = None       # the related tests' TestReport (daemon.workspace.related), if any ran
         self.related_files: list[str] = []  # those test files
@@ -122,6 +124,27 @@ class Workbench:
             if failure.file:
                 names.append(failure.file)
         return [n for n in dict.fromkeys(names) if self.read(n) is not None]
+
+    def focus_lines(self) -> dict[str, list[int]]:
+        """The lines each file's excerpt must hold when the file is too large to show whole: the
+        diff's hunks, the selection, and the lines failing tests' and examples' tracebacks name."""
+        lines: dict[str, list[int]] = {}
+        for path, spans in (diff_ranges(self.spec.diff) if self.spec.diff else {}).items():
+            lines.setdefault(path, []).extend(n for a, b in spans for n in range(a, b + 1))
+        if self.spec.selection:
+            lines.setdefault(self.spec.selection.path, []).extend(
+                range(self.spec.selection.start_line, self.spec.selection.end_line + 1))
+        for report in (self.test_report, self.examples):
+            for failure in getattr(report, "failures", None) or []:
+                if failure.file and failure.line:
+                    lines.setdefault(failure.file, []).append(failure.line)
+                for path, number in _TRACEBACK_LINE.findall(f"{failure.message}\n{failure.output}"):
+                    parts = path.removeprefix("./").split("/")  # absolute in a copy: the tail that is ours
+                    known = next((tail for tail in ("/".join(parts[i:]) for i in range(len(parts)))
+                                  if tail and self.read(tail) is not None), None)
+                    if known is not None:
+                        lines.setdefault(known, []).append(int(number))
+        return lines
 
     def review_files(self) -> list[str]:
         """The files under review (a diff's, the selection's, or the given ones)."""
@@ -177,7 +200,7 @@ class Workbench:
         if self.chain.start == "empty" and not self.all_files():
             return NEW_PROGRAM_FORMAT
         focus = self.focus_files() if self.chain.start == "repository" else []
-        text = self.read(focus[0]) if len(focus) == 1 else None
+        text = self.read(focus[0]) if len(focus) == 1 and not is_test_file(focus[0]) else None
         if text is None or len(text.splitlines()) > ONE_FILE_LINES:
             return EDIT_FORMAT_HELP.strip()
         lang = _LANGUAGES.get(Path(focus[0]).suffix, "")
@@ -199,7 +222,20 @@ class Workbench:
                 parts.append(f"{path}, without the body of {', '.join(names)}:\n```{lang}\n{outline.rstrip()}\n```")
         return "\n\n".join(parts)
 
-    def _listing(self, paths: list[str], render: Any) -> str:
+    def excerpt(self, path: str, text: str, token_budget: int, *, line_numbers: bool) -> str:
+        """``path``'s parts that matter here when it is too large to show whole ("" when nothing says
+        which part does): the :meth:`focus_lines`, else the definitions the task and the failing
+        tests' output name."""
+        lines = self.focus_lines().get(path)
+        if not lines:
+            named = set(re.findall(r"[A-Za-z_]\w*", f"{self.spec.task}\n{self.test_failures()}"))
+            lines = [s.line for s in symbols_for(path, text) if s.name.rsplit(".", 1)[-1] in named]
+        cut = excerpt(path, text, lines[:MAX_NAMED_EXCERPTS], token_budget, line_numbers=line_numbers) if lines else ""
+        if cut:
+            self.excerpted.add(path)
+        return cut
+
+    def _listing(self, paths: list[str], render: Any, *, numbers: bool = False) -> str:
         parts: list[str] = []
         left: list[str] = []
         used = 0
@@ -208,9 +244,13 @@ class Workbench:
             if text is None:
                 continue
             block = render(path, text)
-            if used + len(block) > self.budget_chars and parts:
-                left.append(path)
-                continue
+            if used + len(block) > self.budget_chars:
+                cut = self.excerpt(path, text, (self.budget_chars - used) // 3, line_numbers=numbers)
+                if cut:
+                    block = cut
+                elif parts:
+                    left.append(path)
+                    continue
             parts.append(block)
             used += len(block)
         if left:
@@ -235,8 +275,10 @@ class Workbench:
         query = self.spec.task
         if self.test_report is not None and not self.test_report.ok:
             query += "\n" + self.test_failures()
-        context = build_context(self.root, query, self.budget_chars // 4, self.focus_files(), line_numbers=False)
+        context = build_context(self.root, query, self.budget_chars // 4, self.focus_files(), line_numbers=False,
+                                focus_lines=self.focus_lines())
         self.left_out = context.left_out
+        self.excerpted.update(context.excerpts)
         return context.text
 
     def _since(self, before: dict[str, str]) -> str:
@@ -281,6 +323,10 @@ class Workbench:
 
         def render(path: str, text: str) -> str:
             lines = text.splitlines()
+            if len(text) > self.budget_chars:
+                cut = self.excerpt(path, text, self.budget_chars // 3, line_numbers=True)
+                if cut:
+                    return cut
             if path in ranges:
                 spans = [(max(1, a - HUNK_CONTEXT), b + HUNK_CONTEXT) for a, b in ranges[path]]
                 body = "\n   ...\n".join(numbered(lines, a, b) for a, b in spans)
@@ -290,7 +336,7 @@ class Workbench:
                         + numbered(lines, selection.start_line, selection.end_line))
             return f"{path} (with line numbers):\n" + numbered(lines, 1, len(lines))
 
-        return self._listing(self.review_files(), render)
+        return self._listing(self.review_files(), render, numbers=True)
 
     def test_summary(self) -> str:
         if self.test_report is None:

@@ -13,14 +13,15 @@ import ast
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from daemon.workspace.files import list_repo_files
 from daemon.workspace.paths import PathOutsideWorkspace, normalize_rel
 
-__all__ = ["Context", "Symbol", "build_context", "estimate_tokens", "list_repo_files", "python_symbols", "symbols_for"]
+__all__ = ["Context", "Symbol", "build_context", "estimate_tokens", "excerpt", "is_test_file", "list_repo_files",
+           "python_symbols", "symbols_for"]
 
 _STOPWORDS = frozenset({
     "the", "and", "for", "with", "that", "this", "from", "into", "when", "what", "which", "where", "make", "makes",
@@ -74,6 +75,7 @@ class Context:
     text: str
     included: list[str] = field(default_factory=list)   # files shown in full
     left_out: list[str] = field(default_factory=list)   # relevant files that did not fit, most relevant first
+    excerpts: list[str] = field(default_factory=list)   # of ``included``, the files shown only in part
     tokens: int = 0
 
 
@@ -145,12 +147,15 @@ class _File:
 
 def build_context(
     root: Path, task: str, token_budget: int, focus: Iterable[str] = (), *, line_numbers: bool = True,
-    whole_if_fits: bool = False,
+    whole_if_fits: bool = False, focus_lines: Mapping[str, Iterable[int]] | None = None,
 ) -> Context:
     """A repository map, then the full text of the most relevant files, never more than ``token_budget`` tokens.
 
     ``focus`` files come first; then files ranked by lexical relevance to ``task``. Files
-    that matter but do not fit are named in ``left_out`` and in a note at the end. With
+    that matter but do not fit are named in ``left_out`` and in a note at the end. A file too large
+    to show whole is shown as an :func:`excerpt` instead when something says which part matters:
+    its ``focus_lines`` (a diff's hunks, lines a traceback names), else the definitions ``task``
+    names (a failing test's call of ``total`` in the file that defines it). With
     ``whole_if_fits``, a repository whose every file fits is shown whole in path order: nothing a
     ranking could miss, and the same text for every task (a provider's prompt cache serves it again).
     """
@@ -169,13 +174,24 @@ def build_context(
     left_out: list[str] = []
     sections: list[str] = []
     used = estimate_tokens(map_text) + 60  # room for headers and the closing note
+    wanted = {path: sorted(set(lines)) for path, lines in (focus_lines or {}).items()}
+    excerpts: list[str] = []
+    named = set(_WORD.findall(task))
     for item in ranked:
         section = _render_file(item, line_numbers)
         cost = estimate_tokens(section)
-        if used + cost <= budget - 8 * min(len(left_out) + 1, 20):
+        room = budget - 8 * min(len(left_out) + 1, 20) - used
+        lines = wanted.get(item.path) or [s.line for s in item.symbols
+                                          if s.name.rsplit(".", 1)[-1] in named][:MAX_NAMED_EXCERPTS]
+        if cost > room and lines:
+            section = excerpt(item.path, item.text, lines, room, line_numbers=line_numbers, symbols=item.symbols)
+            cost = estimate_tokens(section) if section else room + 1
+        if cost <= room:
             sections.append(section)
             included.append(item.path)
             used += cost
+            if section.startswith(f"{item.path} is "):
+                excerpts.append(item.path)
         else:
             left_out.append(item.path)
     text = _assemble(map_text, sections, left_out, files, line_numbers)
@@ -186,7 +202,77 @@ def build_context(
     if estimate_tokens(text) > budget:
         text = text[: max(0, budget * 3 - 40)].rsplit("\n", 1)[0] + "\n[context cut to fit the budget]\n"
         text = text if estimate_tokens(text) <= budget else ""
-    return Context(text=text, included=included, left_out=left_out, tokens=estimate_tokens(text))
+    return Context(text=text, included=included, left_out=left_out, tokens=estimate_tokens(text),
+                   excerpts=[p for p in excerpts if p in included])
+
+
+MAX_NAMED_EXCERPTS = 6
+"""At most this many definitions of a large file are shown because the task names them."""
+EXCERPT_WINDOW = 15
+"""Lines either side of a line of interest that no definition of a useful size holds."""
+
+
+def excerpt(path: str, text: str, lines: Iterable[int], token_budget: int, *, line_numbers: bool = True,
+            symbols: list[Symbol] | None = None) -> str:
+    """The parts of a file too large to show whole that a phase needs: its header (imports), and for
+    each line of ``lines``, in order, the innermost definition holding it (with its decorators) that
+    fits the budget, else a window of lines around it. Within ``token_budget`` tokens; "" when not
+    even the first part fits. The text says which lines it shows, so an edit can quote them."""
+    source = text.split("\n")
+    if source and source[-1] == "":
+        source.pop()
+    symbols = symbols if symbols is not None else symbols_for(path, text)
+    budget = max(0, token_budget) - estimate_tokens(path) - 40
+
+    def cost(start: int, end: int) -> int:
+        return estimate_tokens("\n".join(source[start - 1:end])) + 2 * (end - start + 1) * line_numbers
+
+    first_def = min((s.line for s in symbols), default=len(source) + 1)
+    header_end = min(first_def - 1, 40)
+    while header_end > 0 and source[header_end - 1].lstrip().startswith("@"):
+        header_end -= 1
+    header = [(1, header_end)] if header_end > 0 and cost(1, header_end) <= budget // 4 else []
+    spans: list[tuple[int, int]] = []
+    for line in lines:
+        if not 1 <= line <= len(source) or any(a <= line <= b for a, b in header + spans):
+            continue
+        holding = sorted((s for s in symbols if s.line <= line <= s.end_line), key=lambda s: s.end_line - s.line)
+        span = next(((_decorated(source, s.line), s.end_line) for s in holding
+                     if cost(_decorated(source, s.line), s.end_line) <= budget // 2), None)
+        spans.append(span or (max(1, line - EXCERPT_WINDOW), min(len(source), line + EXCERPT_WINDOW)))
+    chosen = list(header)
+    for start, end in spans:
+        if sum(cost(a, b) for a, b in chosen) + cost(start, end) > budget:
+            break
+        chosen.append((start, end))
+    if len(chosen) == len(header):  # not one of the lines that matter fits
+        return ""
+    chosen.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in chosen:
+        if merged and start <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    parts = []
+    for start, end in merged:
+        body = source[start - 1:end]
+        parts.append(f"(lines {start}-{end})\n" + "\n".join(
+            f"{n:>4}| {line}" for n, line in enumerate(body, start)) if line_numbers else
+            f"(lines {start}-{end})\n" + "\n".join(body))
+    ticks = "````" if "```" in text else "```"
+    language = _LANGUAGES.get(Path(path).suffix.lower(), "")
+    shown = ", ".join(f"{a}-{b}" for a, b in merged)
+    return (f"{path} is {len(source)} lines, too large to show whole: only lines {shown} (the definitions that "
+            f"matter here). Change it with SEARCH/REPLACE blocks, never as a whole file.\n{ticks}{language}\n"
+            + "\n...\n".join(parts) + f"\n{ticks}\n")
+
+
+def _decorated(source: list[str], line: int) -> int:
+    """The first line of the definition at ``line``, its decorators included."""
+    while line > 1 and source[line - 2].lstrip().startswith("@"):
+        line -= 1
+    return line
 
 
 def _load(root: Path) -> dict[str, _File]:
@@ -225,7 +311,7 @@ def _rank(files: dict[str, _File], task: str, focus: list[str]) -> list[_File]:
             tf = item.words.get(term, 0)
             weight = (1 + math.log(tf) if tf else 0) + 2 * (term in path_words) + 1.5 * (term in symbol_words)
             item.score += idf[term] * weight
-        if tests_unasked and _is_test_file(item.path):
+        if tests_unasked and is_test_file(item.path):
             item.score *= 0.6  # tests mention everything they test; prefer the code unless tests are the subject
         if item.path in mentioned or Path(item.path).name in mentioned:
             item.score += 100.0
@@ -236,7 +322,7 @@ def _rank(files: dict[str, _File], task: str, focus: list[str]) -> list[_File]:
     return chosen + rest
 
 
-def _is_test_file(path: str) -> bool:
+def is_test_file(path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
     return path.startswith("tests/") or "/tests/" in path or name.startswith("test_") or name.endswith("_test.py")
 

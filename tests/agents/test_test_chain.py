@@ -77,3 +77,42 @@ async def test_tests_that_cannot_run_here_are_said_plainly_and_nothing_is_attemp
     assert outcome.error.startswith("the tests cannot run here: the tests import numpy_that_is_not_installed, which "
                                     "is not installed")
     assert fake_llm.requests == []  # no explanation, no fix attempt: no change to the code would help
+
+
+async def test_a_file_too_large_for_the_context_is_shown_as_the_function_the_failure_reaches(
+        fake_llm, make_runner, recorder, tmp_path):
+    fillers = "".join(f"def filler_{i}(x):\n    return x + {i} * 7919\n\n\n" for i in range(1200))
+    more = "".join(f"def more_{i}(x):\n    return x - {i} * 104729\n\n\n" for i in range(1200))
+    big = fillers + "def total(prices, discount=0.0):\n    return sum(prices) * discount\n\n\n" + more
+    repo = write_tree(tmp_path / "repo", {**REPO, "shop/cart.py": big})
+    fake_llm.add_rule("shop/cart.py: total multiplies by the discount.", user="For each failure, say")
+    fake_llm.add_rule(FIX, user="Fix the code so the tests pass.")
+
+    outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
+
+    assert outcome.status == "succeeded", outcome.error
+    fix = fake_llm.prompts_containing("Fix the code")[0].last_user
+    line = big.splitlines().index("def total(prices, discount=0.0):") + 1
+    assert (f"shop/cart.py is {len(big.splitlines())} lines, too large to show whole: only lines {line}-{line + 1}"
+            in fix)
+    assert "return sum(prices) * discount" in fix  # the function the traceback names, whole
+    assert "7919" not in fix and "104729" not in fix  # and none of the others' code
+    assert len(fix) < len(big) // 10
+    assert [e.data.ok for e in recorder.of(EventKind.TOOL_RUN)] == [False, True]  # the fix from the excerpt works
+    assert outcome.change is not None and outcome.change.files == ["shop/cart.py"]
+
+
+async def test_a_file_shown_only_in_part_is_never_rewritten_whole(fake_llm, make_runner, tmp_path):
+    big = "".join(f"def filler_{i}(x):\n    return x + {i} * 7919\n\n\n" for i in range(2400))
+    big += "def total(prices, discount=0.0):\n    return sum(prices) * discount\n"
+    repo = write_tree(tmp_path / "repo", {**REPO, "shop/cart.py": big})
+    fake_llm.add_rule("total multiplies by the discount.", user="For each failure, say")
+    whole = "```python shop/cart.py\ndef total(prices, discount=0.0):\n    return sum(prices) * (1 - discount)\n```"
+    fake_llm.add_rule(whole, user="Fix the code so the tests pass.")
+    fake_llm.add_rule(FIX, user="cannot be rewritten whole")
+
+    outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
+
+    assert outcome.status == "succeeded", outcome.error
+    assert fake_llm.prompts_containing("you were shown only part of shop/cart.py, so it cannot be rewritten whole")
+    assert outcome.change is not None and "filler_2399" not in outcome.change.diff  # the 9,600 lines kept

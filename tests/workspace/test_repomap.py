@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from daemon.workspace.repomap import Symbol, build_context, estimate_tokens, list_repo_files, python_symbols
+from daemon.workspace.repomap import Symbol, build_context, estimate_tokens, excerpt, list_repo_files, python_symbols
 from tests.workspace.conftest import write
 
 SOURCE = '''\
@@ -92,3 +92,29 @@ def test_a_large_repository_map_is_trimmed_to_fit(tmp_path: Path) -> None:
     assert context.tokens <= 600
     assert "more files not listed" in context.text
     assert context.included[0] == "pkg/module_007.py"
+
+
+def test_an_excerpt_holds_the_header_and_the_decorated_definitions_around_the_lines_asked_for():
+    body = "".join(f"def f{i}(x):\n    return x * {i}\n\n\n" for i in range(300))
+    text = ("import math\nfrom functools import cache\n\n\n" + body + "@cache\n@staticmethod\ndef target(n):\n"
+            "    return math.sqrt(n)\n\n\nCONSTANT = 1\n" + body.replace("def f", "def g"))
+    lines = text.split("\n")
+    target, constant = lines.index("def target(n):") + 1, lines.index("CONSTANT = 1") + 1
+    cut = excerpt("pkg/big.py", text, [target + 1], 800, line_numbers=True)
+    assert cut.startswith(f"pkg/big.py is {len(lines) - 1} lines, too large to show whole: only lines 1-4, "
+                          f"{target - 2}-{target + 1} ")
+    assert f"{target - 2:>4}| @cache" in cut and f"{target + 1:>4}|     return math.sqrt(n)" in cut
+    assert "   1| import math" in cut and "x * 7\n" not in cut
+    window = excerpt("pkg/big.py", text, [constant], 800, line_numbers=False)  # module-level: lines around it
+    assert f"only lines 1-4, {constant - 15}-{constant + 15} " in window and "\nCONSTANT = 1\n" in window
+    assert estimate_tokens(cut) <= 800 and estimate_tokens(window) <= 800
+    assert excerpt("pkg/big.py", text, [target], 20, line_numbers=False) == ""  # not even the definition fits
+
+
+def test_a_file_too_large_for_the_budget_is_excerpted_where_the_task_names_its_definitions(tmp_path):
+    body = "".join(f"def f{i}(x):\n    return x * {i}\n\n\n" for i in range(2000))
+    (tmp_path / "big.py").write_text(body)
+    context = build_context(tmp_path, "test_f1500 fails: assert f1500(2) == 1", 1500)
+    assert context.included == ["big.py"] and context.excerpts == ["big.py"]
+    assert "return x * 1500" in context.text and "return x * 1499" not in context.text
+    assert build_context(tmp_path, "nothing named here", 1500).included == []  # no part is known to matter
