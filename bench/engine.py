@@ -50,7 +50,7 @@ async def one_run() -> tuple[list[dict], dict]:
         started = time.monotonic()
         outcome = await runner.run(JobSpec(chain="build", task="a CLI that counts the words in a file"))
         wall = time.monotonic() - started
-    if not outcome.ok or not outcome.test_report or not outcome.test_report["ok"]:
+    if not outcome.ok or not outcome.test_report or not outcome.test_report.ok:
         raise SystemExit(f"the build chain did not succeed: {outcome.error or outcome.warnings}")
     phases = [msgspec.structs.asdict(e.data) for e in events if isinstance(e.data, PhaseFinishedData)]
     in_phases = sum(p["seconds"] for p in phases)

@@ -21,6 +21,8 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from daemon.workspace.reports import TestReport
+
 HUMAN = "human"
 
 
@@ -126,6 +128,12 @@ class ToolRunData(Payload, frozen=True):
     included: list[str] = []
     left_out: list[str] = []
     tokens: int | None = None
+
+    @classmethod
+    def of_report(cls, tool: str, report: TestReport, seconds: float) -> ToolRunData:
+        """A test run (``tests``, ``doctests``, ``related_tests``) as its event: the report summed up."""
+        return cls(tool=tool, ok=report.ok, summary=report.summary(), passed=report.passed, failed=report.failed,
+                   seconds=round(seconds, 3))
 
 
 class UsageData(Payload, frozen=True):
@@ -301,34 +309,6 @@ def _where(exc: msgspec.ValidationError) -> str:
 
 
 # ---------------------------------------------------------------- job results
-
-
-class TestFailure(msgspec.Struct, kw_only=True, frozen=True):
-    __test__: ClassVar[bool] = False  # not a pytest test class
-    test_id: str | None = None
-    file: str | None = None
-    line: int | None = None
-    message: str = ""
-    output: str = ""
-    text: str | None = None  # a failure that was only text
-
-
-class TestReport(msgspec.Struct, kw_only=True, frozen=True):
-    __test__: ClassVar[bool] = False
-    ok: bool = False
-    ran: bool = True
-    passed: int = 0
-    failed: int = 0
-    summary: str = ""
-    failures: list[TestFailure] = []
-    cannot_run: str = ""  # why the tests cannot run here at all (a missing runner or package), else ""
-
-    @property
-    def failed_run(self) -> str | None:
-        """What a failed run said, else None (a run with nothing to run is not a failure)."""
-        if self.ok or not self.ran:
-            return None
-        return self.summary or f"{self.failed} test(s) failed"
 
 
 class ResultUsage(msgspec.Struct, kw_only=True, frozen=True):

@@ -61,8 +61,8 @@ def outcome_text(job: JobInfo, change: ChangeInfo | None, findings: list[Finding
     if result.reply:
         parts.append(result.reply.strip())
     report = result.test_report
-    if report is not None and report.summary:
-        parts.append(f"Tests: {report.summary}")
+    if report is not None and report.summary():
+        parts.append(f"Tests: {report.summary()}")
         parts += [f"  {failure.test_id or failure.file or '?'}: {failure.message}".rstrip()
                   for failure in report.failures[:20]]
     if job.kind == "review" or findings:

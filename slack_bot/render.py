@@ -81,8 +81,8 @@ def summary_text(job: JobInfo, findings: list[FindingInfo] | None = None) -> str
         for f in found[:15]:
             lines.append(f"• `{escape(f.file)}:{f.start_line}` _{f.severity}_ {escape(f.message)}")
     report = result.test_report
-    if report is not None and report.summary:
-        lines.append(f"*Tests:* {escape(report.summary)}")
+    if report is not None and report.summary():
+        lines.append(f"*Tests:* {escape(report.summary())}")
         for failure in report.failures[:5]:
             lines.append(f"• `{escape(failure.test_id or failure.file or '?')}` {escape(failure.message)[:300]}")
     for warning in result.warnings:

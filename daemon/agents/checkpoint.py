@@ -10,28 +10,17 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import msgspec
+
 from daemon.agents.accounting import Tally
 from daemon.agents.job import CHECKPOINT_VERSION, state_to_dict
-from daemon.agents.tools import report_to_dict
 from daemon.agents.workbench import Workbench
+from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import CodeState
 
 
 class CheckpointError(ValueError):
     """A checkpoint that cannot be resumed (another chain, an unknown version, a broken shape)."""
-
-
-class StoredReport:
-    """A test report read back from a checkpoint: the same reading surface as a live one."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.ok, self.passed, self.failed = bool(data.get("ok")), data.get("passed", 0), data.get("failed", 0)
-        self.ran = bool(data.get("ran", True))  # False: there was nothing to run
-        self._summary = str(data.get("summary", ""))
-        self.failures = [SimpleNamespace(**f) for f in data.get("failures", []) if isinstance(f, dict)]
-
-    def summary(self) -> str:
-        return self._summary
 
 
 def make_checkpoint(*, chain: str, job_id: str | None, next_pos: tuple[int, int, int], last_phase: str,
@@ -44,7 +33,7 @@ def make_checkpoint(*, chain: str, job_id: str | None, next_pos: tuple[int, int,
         "version": CHECKPOINT_VERSION, "chain": chain, "job_id": job_id, "next": list(next_pos),
         "last_phase": last_phase, "conclusions": dict(bench.conclusions), "files": files,
         "states": [state_to_dict(s) for s in states], "context": bench.context_text,
-        "test_report": report_to_dict(bench.test_report),
+        "test_report": msgspec.to_builtins(bench.test_report),
         "lint": [vars(i) if hasattr(i, "__dict__") else dict(i) for i in bench.lint],
         "usage": usage.to_dict(), "warnings": list(warnings),
     }
@@ -71,11 +60,11 @@ def restore(checkpoint: dict[str, Any], chain: str, bench: Workbench) -> tuple[t
             if checkpoint.get("files"):
                 bench.scratch.snapshot("resumed from a checkpoint")
         bench.context_text = checkpoint.get("context")
-        if checkpoint.get("test_report"):
-            bench.test_report = StoredReport(checkpoint["test_report"])
+        if checkpoint.get("test_report"):  # also the shape an older daemon wrote (daemon.workspace.reports)
+            bench.test_report = msgspec.convert(checkpoint["test_report"], TestReport)
         bench.lint = [SimpleNamespace(**i) for i in checkpoint.get("lint", [])]
         states = [CodeState(**s) for s in checkpoint.get("states", [])]
         usage = Tally.from_dict(checkpoint.get("usage", {}))
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, msgspec.ValidationError) as exc:
         raise CheckpointError(f"cannot resume: the checkpoint is damaged ({type(exc).__name__}: {exc})") from None
     return (step, cycle, inner), states, usage, list(checkpoint.get("warnings", []))

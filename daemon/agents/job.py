@@ -19,10 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from daemon.agents.accounting import PhaseStats, Tally
 from daemon.agents.findings import Finding
 from daemon.llm.budget import Budget
 from daemon.workspace.change import ProposedDiff
+from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import CodeState
 
 CHECKPOINT_VERSION = 1
@@ -60,7 +63,7 @@ class JobOutcome:
     change: ProposedDiff | None = None  # None when nothing changed
     findings: list[Finding] = field(default_factory=list)
     rejected_findings: list[dict[str, Any]] = field(default_factory=list)  # {"finding": ..., "reason": ...}
-    test_report: dict[str, Any] | None = None  # {"ok", "ran", "passed", "failed", "summary", "failures"}
+    test_report: TestReport | None = None  # the last test run of the job's code
     tests: str | None = None  # chains with a test loop: "passed", "failed" or "not run" (nothing to run)
     usage: Tally = field(default_factory=Tally)
     phases: list[PhaseStats] = field(default_factory=list)
@@ -79,7 +82,7 @@ class JobOutcome:
             "status": self.status, "chain": self.chain, "conclusion": self.conclusion,
             "conclusions": self.conclusions, "error": self.error, "warnings": self.warnings,
             "findings": [f.to_dict() for f in self.findings], "rejected_findings": self.rejected_findings,
-            "test_report": self.test_report, "tests": self.tests, "usage": self.usage.to_dict(),
+            "test_report": msgspec.to_builtins(self.test_report), "tests": self.tests, "usage": self.usage.to_dict(),
             "phases": [{"phase": p.phase, "cycle": p.cycle, **p.tally.to_dict()} for p in self.phases],
             "files": self.change.files if self.change else [],
         }

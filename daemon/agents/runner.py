@@ -38,7 +38,7 @@ from daemon.agents.job import JobOutcome, JobSpec, PhaseFailed
 from daemon.agents.loader import ChainError
 from daemon.agents.model import EMPTY_FIELD_MEANS, Chain, Loop, Phase, Produces, Tool, Until
 from daemon.agents.produce import Producer
-from daemon.agents.tools import Tools, report_to_dict
+from daemon.agents.tools import Tools
 from daemon.agents.workbench import Workbench
 from daemon.events import Event
 from daemon.llm.errors import BudgetExceeded, LLMError, TimeLimitReached
@@ -159,7 +159,7 @@ class _Run:
         if bench is None:
             return
         out.conclusions = dict(bench.conclusions)
-        out.test_report = report_to_dict(bench.test_report)
+        out.test_report = bench.test_report
         out.findings = lint_findings(bench.lint) + out.findings + failing_test_findings(
             bench.related, bench.review_files(), out.findings)
         if scratch is not None and out.status == "succeeded":  # a failed job's edits stay in its checkpoint
@@ -176,21 +176,21 @@ class _Run:
         tested = any(isinstance(s, Loop) and s.until is Until.TESTS_PASS for s in self.chain.steps)
         report = out.test_report
         if report and tested:
-            out.tests = "passed" if report["ok"] else "failed" if report["ran"] else "not run"
+            out.tests = "passed" if report.ok else "failed" if report.ran else "not run"
             if out.status == "succeeded" and out.tests == "failed" and out.change is None:
                 # the job is there to make the tests pass: failing tests and nothing proposed is no success
                 out.status = "failed"
-                first = str(report["summary"]).split("\n", 1)[0]
-                out.error = (f"the tests cannot run here: {report['cannot_run']}" if report.get("cannot_run") else
+                first = report.summary().split("\n", 1)[0]
+                out.error = (f"the tests cannot run here: {report.cannot_run}" if report.cannot_run else
                              f"the tests still fail and the team proposed no change ({first})")
         if answers:
             out.conclusion = bench.conclusions[answers[-1].name]
         elif report is not None and out.tests == "failed":
-            out.conclusion = f"The tests still fail after the change. {report['summary']}"
+            out.conclusion = f"The tests still fail after the change. {report.summary()}"
         elif report is not None and out.tests == "not run":
-            out.conclusion = f"No tests ran to check the change. {report['summary']}"
+            out.conclusion = f"No tests ran to check the change. {report.summary()}"
         elif report is not None and out.tests == "passed":
-            out.conclusion = report["summary"]
+            out.conclusion = report.summary()
         elif last:
             out.conclusion = bench.conclusions[last[-1].name]
 
@@ -291,18 +291,17 @@ class _Run:
         """A test loop with no tests to run has nothing to fix: it is skipped, and says so (unless the
         chain asks the team to write the tests, ``without_tests = "run"``)."""
         report = self.bench.test_report if self.bench is not None else None
-        cannot = str(getattr(report, "cannot_run", "") or "")
+        cannot = report.cannot_run if report is not None else ""
         if loop.until is Until.TESTS_PASS and cannot:
             reason = f"the tests cannot run here: {cannot}"  # no change to the code would help
             await self.say(LogData(level="warning", text=f"loop {loop.name!r} skipped: {reason}", skipped=loop.name,
                                    reason=reason))
             return True
-        if loop.until is not Until.TESTS_PASS or loop.without_tests != "skip" or getattr(report, "ran", True):
+        if loop.until is not Until.TESTS_PASS or loop.without_tests != "skip" or report is None or report.ran:
             return False
-        assert report is not None
-        reason = str(report.summary()).split(":")[0].strip() or "nothing to run"
+        reason = report.summary().split(":")[0].strip() or "nothing to run"
         await self.say(LogData(level="info", text=f"loop {loop.name!r} skipped: {reason.lower()}", skipped=loop.name,
-                               reason=str(report.summary())))
+                               reason=report.summary()))
         return True
 
     async def _cycle_skipped(self, loop: Loop, cycle: int) -> bool:

@@ -9,7 +9,6 @@ events. Their results feed the templates: ``{test_report}``, ``{test_failures}``
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -23,20 +22,6 @@ from daemon.workspace import doctests, related, repomap, testing
 from daemon.workspace.scratch import Scratch
 
 TEST_TIMEOUT = 300.0
-
-
-def report_to_dict(report: Any) -> dict[str, Any] | None:
-    """A test report as plain data (for the outcome, events and checkpoints)."""
-    if report is None:
-        return None
-    failures = []
-    for failure in getattr(report, "failures", None) or []:
-        plain = dataclasses.is_dataclass(failure) and not isinstance(failure, type)
-        failures.append(dataclasses.asdict(failure) if plain else {"text": str(failure)})
-    return {"ok": bool(report.ok), "ran": bool(getattr(report, "ran", True)),
-            "passed": getattr(report, "passed", 0), "failed": getattr(report, "failed", 0),
-            "summary": str(report.summary()), "failures": failures,
-            "cannot_run": str(getattr(report, "cannot_run", "") or "")}
 
 
 class Tools:
@@ -90,11 +75,8 @@ class Tools:
             if temporary is not None:
                 await asyncio.to_thread(temporary.cleanup)
         self.bench.related = report
-        data = report_to_dict(report)
-        if data is not None:
-            await self._say(ToolRunData(tool="related_tests", ok=data["ok"], summary=data["summary"],
-                                        passed=data["passed"], failed=data["failed"],
-                                        seconds=round(time.monotonic() - started, 3)), "tester")
+        if report is not None:
+            await self._say(ToolRunData.of_report("related_tests", report, time.monotonic() - started), "tester")
         return report
 
     async def _run_tests(self, examples_only: bool = False) -> Any:
@@ -123,12 +105,10 @@ class Tools:
             self.bench.checked_before = report  # what the checks said of the code as the user gave it
         if not examples_only:
             self.bench.test_report = report
-        data = report_to_dict(report)
-        if data is None:  # the files lost their examples meanwhile
+        if report is None:  # the files lost their examples meanwhile
             return None
-        await self._say(ToolRunData(tool="doctests" if examples_only else "tests", ok=data["ok"],
-                                    summary=data["summary"], passed=data["passed"], failed=data["failed"],
-                                    seconds=round(time.monotonic() - started, 3)), "tester")
+        tool = "doctests" if examples_only else "tests"
+        await self._say(ToolRunData.of_report(tool, report, time.monotonic() - started), "tester")
         return report
 
     async def static_check(self) -> list[Any]:

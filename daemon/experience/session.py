@@ -236,10 +236,10 @@ class JobExperience:
                     loop = firsts[review.phase]
                     record.passed_review = not any(r.cycle == review.cycle and r.phase in
                                                    [p.name for p in loop.phases[1:]] for r in self.records)
-        report = outcome.test_report or {}
+        report = outcome.test_report
         self.record = JobRecord(
             job_id=self.job_id, workspace_id=self.workspace_id, chain=chain.name, task=spec.task,
-            ok=outcome.ok, tests_ok=report.get("ok") if report else self._last_tests, tokens=outcome.usage.tokens,
+            ok=outcome.ok, tests_ok=report.ok if report is not None else self._last_tests, tokens=outcome.usage.tokens,
             phases=self.records, states=self._snapshots(scratch), steps=trajectory_steps(chain, self.records))
 
     def _snapshots(self, scratch: Any) -> list[StateSnapshot]:

@@ -36,7 +36,6 @@ from daemon.agents.job import JobOutcome, JobSpec
 from daemon.agents.model import Chain, ChainSet
 from daemon.agents.placeholders import CODE_SUFFIXES
 from daemon.agents.runner import CONTEXT_SHARE, ChainRunner
-from daemon.agents.tools import report_to_dict
 from daemon.events import Event, EventSink
 from daemon.payloads import CodeStateData, LogData, ToolRunData, UsageData
 from daemon.teams.config import TeamsConfig
@@ -188,7 +187,8 @@ class CrossTeams:
 
     def _merged_checkpoint(self, solution: Solution, end: int) -> dict[str, Any]:
         origin = dict(solution.origin or {})
-        return {**origin, "next": [end, 0, 0], "files": dict(solution.files), "test_report": solution.test_report,
+        return {**origin, "next": [end, 0, 0], "files": dict(solution.files),
+                "test_report": msgspec.to_builtins(solution.test_report),
                 "conclusions": dict(solution.conclusions), "usage": Tally().to_dict(), "states": [], "lint": [],
                 "last_phase": self.chain.steps[end - 1].name}
 
@@ -200,7 +200,7 @@ class CrossTeams:
             report = final.test_report
             if report is None and self.chain.writes_code:
                 command = spec.test_command or self.settings.test_command
-                report = report_to_dict(await testing.run_tests(scratch.root, command))
+                report = await testing.run_tests(scratch.root, command)
             change = scratch.proposed_change()
         finally:
             await asyncio.to_thread(scratch.cleanup)

@@ -85,7 +85,7 @@ class TeamsRunner:
 
     async def _learn(self, spec: JobSpec, chain: Chain, outcome: JobOutcome) -> None:
         """One REINFORCE update per episode: success = the job succeeded and its tests (if any) pass."""
-        success = outcome.ok and (outcome.test_report is None or bool(outcome.test_report.get("ok")))
+        success = outcome.ok and (outcome.test_report is None or outcome.test_report.ok)
         try:
             version = await self.policies.learn(chain.name, [(p.episode, success) for p in self.puppeteers])
         except Exception as exc:  # learning must never cost the user the job's result

@@ -18,10 +18,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from daemon.agents.placeholders import find_unfinished
-from daemon.agents.tools import report_to_dict
 from daemon.lint.check import static_check
 from daemon.teams.solution import Score, Solution
 from daemon.workspace import testing
+from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import Scratch
 
 Scorer = Callable[[Solution], Awaitable[Score]]
@@ -34,13 +34,12 @@ def _shape(solution: Solution) -> tuple[int, int]:
     return len(found), unimplemented
 
 
-def _report_share(report: dict | None) -> float | None:
-    if not report:
+def _report_share(report: TestReport | None) -> float | None:
+    if report is None:
         return None
-    passed, failed = int(report.get("passed") or 0), int(report.get("failed") or 0)
-    if passed + failed:
-        return passed / (passed + failed)
-    return 1.0 if report.get("ok") else 0.0
+    if report.passed + report.failed:
+        return report.passed / (report.passed + report.failed)
+    return 1.0 if report.ok else 0.0
 
 
 async def static_score(solution: Solution) -> Score:
@@ -113,9 +112,8 @@ class WorkspaceScorer:
             return share, "the team's last test run"
         async with self._slots:
             report = await testing.run_tests(scratch.root, self.test_command, timeout=TEST_TIMEOUT)
-        solution.test_report = report_to_dict(report)  # its test run now: whoever proposes it need not run it again
-        share = _report_share({"ok": report.ok, "passed": report.passed, "failed": report.failed}) or 0.0
-        return share, str(report.summary())[:200]
+        solution.test_report = report  # its test run now: whoever proposes it need not run it again
+        return _report_share(report) or 0.0, report.summary()[:200]
 
     async def _lint(self, solutions: list[Solution], scratches: list[Scratch]) -> list[int]:
         """Lint issues per solution, from one ruff run over every copy's changed Python files."""

@@ -16,6 +16,7 @@ from typing import Any
 from daemon.agents.placeholders import CODE_SUFFIXES
 from daemon.agents.workbench import fence
 from daemon.workspace.edits import EditApplyError, EditParseError, apply_edits, parse_edits
+from daemon.workspace.reports import TestReport
 
 BaseReader = Callable[[str], str | None]
 """The base's text of a path (None: no such file); must be cheap and side-effect free."""
@@ -67,7 +68,7 @@ class Solution:
     base: BaseReader = no_base
     notes: str = ""                               # a critic's suggestion, a team's last conclusion
     score: Score | None = None
-    test_report: dict[str, Any] | None = None     # the team's last test run, if still fresh
+    test_report: TestReport | None = None         # the team's last test run, if still fresh
     conclusions: dict[str, str] = field(default_factory=dict)
     origin: Any = None                            # what produced it (a team's checkpoint), for the caller
 

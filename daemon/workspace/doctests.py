@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from daemon.workspace.interpreter import project_python
@@ -157,9 +156,11 @@ def merged(tests: TestReport, doctests: TestReport | None) -> TestReport:
         return tests
     if not tests.ran:
         return doctests
-    return replace(tests, ok=tests.ok and doctests.ok, passed=tests.passed + doctests.passed,
-                   failed=tests.failed + doctests.failed, failures=[*tests.failures, *doctests.failures],
-                   seconds=tests.seconds + doctests.seconds, timed_out=tests.timed_out or doctests.timed_out)
+    return TestReport(ok=tests.ok and doctests.ok, command=tests.command, passed=tests.passed + doctests.passed,
+                      failed=tests.failed + doctests.failed, errors=tests.errors, skipped=tests.skipped,
+                      failures=[*tests.failures, *doctests.failures], output_tail=tests.output_tail,
+                      seconds=tests.seconds + doctests.seconds, timed_out=tests.timed_out or doctests.timed_out,
+                      cannot_run=tests.cannot_run)  # made anew: its summary is the merged run's
 
 
 def without_bodies(text: str, lines: list[int]) -> tuple[str, list[str]]:

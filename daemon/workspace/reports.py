@@ -1,11 +1,21 @@
-"""Test results as records: parsed from pytest's JUnit XML or a traceback, summarised for the next prompt."""
+"""Test results as records: parsed from pytest's JUnit XML or a traceback, summarised for the next prompt.
+
+:class:`TestReport` is the one record of a test run, end to end: the workspace's runners make it, the
+engine reads it, a checkpoint and a job's result keep it as JSON (``msgspec.to_builtins``) and read it
+back (``msgspec.convert``; :data:`daemon.payloads.JobResult` holds it), and a ``tool_run`` event sums it
+up (:meth:`daemon.payloads.ToolRunData.of_report`). Its JSON keeps ``ran`` and ``summary``, so the
+rows of older daemons (``{"ok", "ran", "passed", "failed", "summary", "failures", "cannot_run"}``)
+read as reports.
+"""
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
+
+import msgspec
 
 _LOCATION = re.compile(
     r'^\s*(?:File "(?P<tb_file>[^"]+)", line (?P<tb_line>\d+)'  # a Python traceback frame
@@ -15,32 +25,46 @@ _LOCATION = re.compile(
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
 
 
-@dataclass
-class TestFailure:
-    __test__ = False  # not a pytest test class
+class TestFailure(msgspec.Struct):
+    __test__: ClassVar[bool] = False  # not a pytest test class
 
-    test_id: str
-    file: str | None
-    line: int | None
-    message: str
-    output: str
+    test_id: str = ""
+    file: str | None = None
+    line: int | None = None
+    message: str = ""
+    output: str = ""
 
 
-@dataclass
-class TestReport:
-    __test__ = False
+class TestReport(msgspec.Struct, kw_only=True):
+    __test__: ClassVar[bool] = False
 
-    ok: bool
-    command: list[str]
-    passed: int
-    failed: int
-    errors: int
-    skipped: int
-    failures: list[TestFailure] = field(default_factory=list)
+    ok: bool = False
+    command: list[str] = []
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    failures: list[TestFailure] = []
     output_tail: str = ""
     seconds: float = 0.0
     timed_out: bool = False
     cannot_run: str = ""  # why these tests cannot run here at all (a missing runner or package): no fix helps
+    # Computed when the report is made, and kept in its JSON: what a reader without the run sees.
+    did_run: bool | None = msgspec.field(default=None, name="ran")
+    summary_text: str = msgspec.field(default="", name="summary")
+
+    def __post_init__(self) -> None:
+        if self.did_run is None:  # a stored row without "ran" (an older daemon's) said what it ran: it ran
+            self.did_run = bool(self.command) or bool(self.summary_text)
+        if not self.summary_text:
+            self.summary_text = self.describe()
+
+    @property
+    def failed_run(self) -> str | None:
+        """What a failed run said, else None (a run with nothing to run is not a failure)."""
+        if self.ok or not self.ran:
+            return None
+        return self.summary_text or f"{self.failed} test(s) failed"
 
     @property
     def hanging(self) -> list[TestFailure]:
@@ -50,10 +74,18 @@ class TestReport:
     @property
     def ran(self) -> bool:
         """False when there was nothing to run (no tests, no entry point)."""
-        return bool(self.command)
+        return bool(self.command) if self.did_run is None else self.did_run
 
     def summary(self, max_failures: int = 8, max_chars: int = 6000) -> str:
-        """Compact text for the programmer's next prompt: each failure with file:line, message, trimmed traceback."""
+        """Compact text for the programmer's next prompt: each failure with file:line, message, trimmed
+        traceback. With the default limits, the text computed when the report was made (a report read
+        back from a checkpoint or a stored result says what it said then)."""
+        if self.summary_text and (max_failures, max_chars) == (8, 6000):
+            return self.summary_text
+        return self.describe(max_failures, max_chars)
+
+    def describe(self, max_failures: int = 8, max_chars: int = 6000) -> str:
+        """The summary computed from the run's fields."""
         what = _describe(self.command)
         counts = ", ".join(f"{n} {label}" for n, label in ((self.failed, "failed"), (self.errors, "errors"),
                                                            (self.passed, "passed"), (self.skipped, "skipped")) if n)

@@ -141,7 +141,7 @@ async def test_build_chain_review_then_failing_test_then_fix(fake_llm, make_runn
     assert [r.ok for r in runs] == [False, True]
     fix_prompt = fake_llm.prompts_containing("The program fails when it runs:")[0].last_user
     assert "test_count_lines_without_final_newline" in fix_prompt and "assert 1 == 2" in fix_prompt
-    assert outcome.test_report["ok"] and outcome.test_report["passed"] == 2
+    assert outcome.test_report.ok and outcome.test_report.passed == 2
     assert outcome.conclusion.startswith("Tests PASSED")
     # the first prompt is the bare call's: the request, then every file in full, main.py the example
     coding = fake_llm.prompts_containing("Reply with every file of the program in full")[0].last_user
@@ -222,7 +222,7 @@ async def test_a_crash_the_repair_sends_back_unchanged_is_written_anew_from_the_
     assert rewrite.startswith("a dice roller\n\n") and "No module named 'pygame'" in rewrite
     assert "pygame.init()" not in rewrite.split("failed when it ran:")[0]  # the request, not the old code
     assert "```python main.py" in rewrite  # every file in full, as the first step was asked
-    assert outcome.test_report["ok"] and not outcome.warnings
+    assert outcome.test_report.ok and not outcome.warnings
     assert "import random" in outcome.change.diff and "pygame" not in outcome.change.diff
 
 
@@ -249,7 +249,7 @@ async def test_a_new_program_that_stays_invalid_python_is_kept_and_completed(fak
     assert recorder.phases_finished() == ["coding", "complete", "environment", "manual"]
     completion = fake_llm.requests[3].last_user
     assert completion.startswith("These places are still unfinished:\nmain.py:4: does not parse")
-    assert outcome.test_report["ok"] and "def main(:" not in outcome.change.diff
+    assert outcome.test_report.ok and "def main(:" not in outcome.change.diff
 
 
 LAZY = '''```python main.py
@@ -281,4 +281,4 @@ async def test_a_file_left_as_the_formats_placeholder_is_named_and_at_last_left_
     assert len(corrections) == 2 and all("your edit of dice.py holds the words <the complete file>" in c
                                          for c in corrections)
     assert any("left out dice.py, which held only the format's <the complete file>" in w for w in outcome.warnings)
-    assert outcome.change.files == ["README.md", "main.py"] and outcome.test_report["ok"]
+    assert outcome.change.files == ["README.md", "main.py"] and outcome.test_report.ok

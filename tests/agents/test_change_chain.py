@@ -89,7 +89,7 @@ async def test_change_chain_edits_two_packages_and_leaves_the_user_tree_alone(fa
     review_prompt = fake_llm.prompts_containing("Give the ONE most important problem")[0].last_user
     assert "+def shout(name, times=1):" in review_prompt
     # the tests ran on the changed copy and pass
-    assert outcome.test_report["ok"] and outcome.test_report["passed"] == 2
+    assert outcome.test_report.ok and outcome.test_report.passed == 2
     assert [e.data.tool for e in recorder.of(EventKind.TOOL_RUN)] == ["context", "tests"]
 
     # applied by the user, the change is what was promised, and the tests pass there too

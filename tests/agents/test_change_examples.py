@@ -55,7 +55,7 @@ async def test_the_change_sees_the_failing_example_and_its_passing_examples_are_
     [skip] = [e.data.reason for e in recorder.of(EventKind.LOG) if e.data.skipped == "review"]
     assert skip == "the checks that failed before the change pass now (before: 1 failed; now: 3 passed), and ruff " \
                    "finds nothing in calc.py"
-    assert outcome.tests == "passed" and outcome.test_report["passed"] == 3
+    assert outcome.tests == "passed" and outcome.test_report.passed == 3
     assert outcome.change is not None and "+    return a + b" in outcome.change.diff
 
 

@@ -51,7 +51,7 @@ async def test_a_change_that_leaves_the_tests_failing_says_so(fake_llm, make_run
     assert outcome.status == "succeeded", outcome.error  # the change is still offered, with the truth about it
     assert outcome.tests == "failed" and outcome.summary()["tests"] == "failed"
     assert outcome.conclusion.startswith("The tests still fail after the change. Tests FAILED: 1 failed")
-    assert outcome.test_report["ok"] is False and outcome.test_report["ran"] is True
+    assert outcome.test_report.ok is False and outcome.test_report.ran is True
     assert "loop 'test': the tests still fail after 2 cycle(s)" in outcome.warnings
     warned = [e.data.text for e in recorder.of(EventKind.LOG) if e.data.level == "warning"]
     assert "loop 'test': the tests still fail after 2 cycle(s)" in warned

@@ -66,7 +66,7 @@ async def test_a_job_resumes_after_its_last_finished_phase(fake_llm, make_runner
     assert len(fake_llm.requests) == calls_before + 1
     assert resumed.change is not None and resumed.change.diff == first.change.diff
     assert resumed.conclusions["plan"] == first.conclusions["plan"]
-    assert resumed.test_report["ok"]
+    assert resumed.test_report.ok
     assert [s.hash for s in resumed.code_states][:2] == [s.hash for s in first.code_states][:2]
     assert resumed.usage.calls == first.usage.calls  # the earlier run's usage is carried over
 

@@ -50,7 +50,7 @@ async def test_a_real_run_is_mined_and_what_it_taught_reaches_the_next_similar_j
     script_build(fake_llm)
     outcome, experience = await run_job("a CLI that counts the words in a file", job_id="job-1",
                                         test_command=None)  # the real pytest: fails, then passes
-    assert outcome.ok and outcome.test_report["ok"], outcome.error
+    assert outcome.ok and outcome.test_report.ok, outcome.error
     record = experience.record
     assert [s.instruction.split(":")[0] for s in record.states] == [
         "initial state", "coding", "complete", "review_modify", "run_fix", "manual"]

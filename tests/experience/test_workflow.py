@@ -63,7 +63,7 @@ async def test_a_similar_job_skips_what_was_redundant_but_never_the_tests(fake_l
     # the tests still ran, failed, the failure reached the programmer, and the fix passed
     assert [e.data.ok for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "tests"][:2] == [False, True]
     assert fake_llm.prompts_containing("The program fails when it runs:")
-    assert outcome.test_report["ok"]
+    assert outcome.test_report.ok
     assert "README.md" in outcome.change.files
 
 
@@ -82,5 +82,5 @@ async def test_the_runner_never_offers_the_test_loop_for_skipping(fake_llm, run_
     greedy = SkipEverything(store, job_id="job-g")
     outcome, _ = await run_job("a CLI that counts the words in a file", job_id="job-g", experience=greedy)
     assert greedy.offered == ["completion", "review"]  # the test loop is never offered
-    assert outcome.ok and outcome.test_report["ok"]
+    assert outcome.ok and outcome.test_report.ok
     assert [e.data.ok for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "tests"] == [False, True]

@@ -63,7 +63,7 @@ async def test_teams_work_at_once_at_their_temperatures_and_the_merged_solution_
     assert "return 2 * x" in merge and "return x + 1" in merge and "    pass" in merge
     assert outcome.change is not None and outcome.change.files == ["app.py", "check.py"]
     assert '"""Twice x."""' in outcome.change.edits[0].after
-    assert outcome.test_report["ok"]  # the merged solution was run: python check.py passes
+    assert outcome.test_report.ok  # the merged solution was run: python check.py passes
     # costs per team, and the pool's own
     teams = {t["team"]: t for t in outcome.teams}
     assert [teams[t]["temperature"] for t in (0, 1, 2)] == [0.2, 0.6, 1.0]
@@ -106,7 +106,7 @@ async def test_merge_when_needed_proposes_a_flawless_team_without_a_merge_call(
     assert not [r for r in fake_llm.requests if "keep the strengths" in r.system]
     assert "team 1 is flawless" in pooling["rounds"][0]["result"]
     assert {s["label"] for s in pooling["rounds"][0]["scores"]} == {"team 0", "team 1", "team 2"}
-    assert "return 2 * x" in outcome.change.edits[0].after and outcome.test_report["ok"]
+    assert "return 2 * x" in outcome.change.edits[0].after and outcome.test_report.ok
     assert {t["team"]: t["usage"]["calls"] for t in outcome.teams}["pool"] == 0
     assert any("no merge" in e.data.text for e in recorder.of(EventKind.LOG) if e.data.team == "pool")
 

@@ -11,6 +11,7 @@ import pytest
 from daemon.teams.merge import Merger
 from daemon.teams.pool import Pool, greedy_groups
 from daemon.teams.solution import Score, Solution
+from daemon.workspace.reports import TestReport
 from tests.teams.conftest import program
 
 
@@ -116,12 +117,12 @@ async def test_identical_solutions_count_once_and_a_merge_that_changes_nothing_k
     fake_llm.default_reply = program("s0.py", "X_0 = 0")  # solution 1 as it already is
     twins = [Solution(f"team {i}", {f"s{i}.py": f"X_{i} = {i}\n"}) for i in range(3)]
     twins.append(Solution("team 3", dict(twins[0].files)))
-    twins[0].test_report = {"ok": True, "passed": 1, "failed": 0}
+    twins[0].test_report = TestReport(ok=True, command=["pytest"], passed=1)
     score = scripted_scores({})
     pool = Pool(Merger(complete, "task"), score, budget_chars=10_000)
     best = await pool.reduce(twins)
     assert pool.rounds[0]["waiting"] == 3  # team 3 is team 0's twin
-    assert best is twins[0] and best.test_report["ok"]  # its test run still holds: no new run needed
+    assert best is twins[0] and best.test_report.ok  # its test run still holds: no new run needed
 
 
 async def test_when_needed_a_flawless_best_ends_the_pool_without_a_merge_call(fake_llm, complete) -> None:
@@ -232,7 +233,7 @@ async def test_a_merge_that_scores_below_the_best_of_its_group_is_dropped_for_it
 
     group = solutions(3)
     for member in group:  # each team ran its tests: scoring the group is cheap, so the merge is checked
-        member.test_report = {"ok": True, "passed": 1, "failed": 0}
+        member.test_report = TestReport(ok=True, command=["pytest"], passed=1)
     pool = Pool(Merger(complete, "task"), judged, budget_chars=10_000, say=say)
     best = await pool.reduce(group)
     assert best is group[1] and pool.merges == 1  # the merge was made, scored lower, and dropped
@@ -249,7 +250,7 @@ async def test_a_merge_of_untested_solutions_is_not_checked_and_verify_false_nev
 
     tested = solutions(8)
     for member in tested:
-        member.test_report = {"ok": True}
+        member.test_report = TestReport(ok=True, command=["pytest"])
     unchecked = await Pool(Merger(complete, "task"), scripted_scores({"team 0": 1.0}), budget_chars=10_000,
                            verify=False).reduce(tested)
     assert unchecked.label.startswith("merge of")

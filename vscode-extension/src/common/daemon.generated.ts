@@ -331,22 +331,27 @@ export interface StreamEvent {
 }
 
 export interface TestFailure {
-  test_id?: string | null;
+  test_id?: string;
   file?: string | null;
   line?: number | null;
   message?: string;
   output?: string;
-  text?: string | null;
 }
 
 export interface TestReport {
   ok?: boolean;
-  ran?: boolean;
+  command?: string[];
   passed?: number;
   failed?: number;
-  summary?: string;
+  errors?: number;
+  skipped?: number;
   failures?: TestFailure[];
+  output_tail?: string;
+  seconds?: number;
+  timed_out?: boolean;
   cannot_run?: string;
+  ran?: boolean | null;
+  summary?: string;
 }
 
 export interface ToolRunData {
