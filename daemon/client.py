@@ -67,7 +67,7 @@ from daemon.api.protocol_experience import (
     ImportResult,
 )
 from daemon.payloads import ConnectionData, JobStateData
-from daemon.retry import RECONNECT
+from daemon.retry import RECONNECT, retry_after
 
 log = logging.getLogger("troupe.client")
 M = TypeVar("M", bound=Message)
@@ -93,9 +93,22 @@ def _acting_headers() -> dict[str, str]:
 class DaemonError(RuntimeError):
     """The daemon answered with an error (``status``, ``code``), or could not be reached (status 0)."""
 
-    def __init__(self, message: str, *, status: int = 0, code: str = "unreachable") -> None:
+    def __init__(self, message: str, *, status: int = 0, code: str = "unreachable",
+                 retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status, self.code = status, code
+        self.retry_after = retry_after  # a 429's or 503's Retry-After, in seconds
+
+
+MAX_RETRY_AFTER = 30.0
+"""The longest one 429 or 503 makes a client wait before asking again, whatever Retry-After says."""
+
+
+def _answer_error(resp: aiohttp.ClientResponse, payload: Any) -> DaemonError:
+    error = (payload or {}).get("error", {}) if isinstance(payload, dict) else {}
+    wait = retry_after(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
+    return DaemonError(error.get("message", f"HTTP {resp.status}"), status=resp.status,
+                       code=error.get("code", "http_error"), retry_after=wait)
 
 
 class DaemonClient:
@@ -183,9 +196,14 @@ class DaemonClient:
                         raise DaemonError(f"the daemon answered HTTP {resp.status} without JSON: {text}",
                                           status=resp.status, code="bad_answer") from None
                     if resp.status >= 400:
-                        error = (payload or {}).get("error", {}) if isinstance(payload, dict) else {}
-                        raise DaemonError(error.get("message", f"HTTP {resp.status}"), status=resp.status,
-                                          code=error.get("code", "http_error"))
+                        refused = _answer_error(resp, payload)
+                        if refused.retry_after is None or attempt >= self.retries:
+                            raise refused
+                        # 429 (a limit) or 503 (the server's database is restarting): nothing was
+                        # done; ask again after the Retry-After the server gave
+                        log.info("%s %s: %s; again in %.1f s", method, path, refused, refused.retry_after)
+                        await asyncio.sleep(min(refused.retry_after, MAX_RETRY_AFTER))
+                        continue
                     return payload
             except (aiohttp.ClientConnectorError, FileNotFoundError) as exc:  # never reached the daemon
                 await self._reach(attempt, exc)
@@ -325,6 +343,11 @@ class DaemonClient:
             except (TimeoutError, aiohttp.ClientError, ConnectionResetError, FileNotFoundError) as exc:
                 await self._reach(failures, exc)  # the first failure may start the daemon again
                 failures += 1
+            except DaemonError as exc:
+                if exc.retry_after is None or failures >= self.retries:
+                    raise
+                await asyncio.sleep(min(exc.retry_after, MAX_RETRY_AFTER))  # 429/503: resume after it
+                failures += 1
 
     async def watch_events(self, workspace: str | None = None, *, patient: bool = False) -> AsyncIterator[StreamEvent]:
         """Every event of every job (of one workspace) and the watcher's notices, forever; reconnects.
@@ -346,6 +369,11 @@ class DaemonClient:
                     async for event_id, event in self._read_sse(resp):
                         last = event_id
                         yield event
+            except DaemonError as exc:
+                if exc.retry_after is None or (failures >= self.retries and not patient):
+                    raise
+                await asyncio.sleep(min(exc.retry_after, MAX_RETRY_AFTER))  # 429/503: resume after it
+                failures += 1
             except (TimeoutError, aiohttp.ClientError, ConnectionResetError, FileNotFoundError) as exc:
                 if patient and not lost:
                     lost = True
@@ -370,10 +398,7 @@ class DaemonClient:
         async with self.session.get(f"{self.base}{PREFIX}{path}", headers=headers, params=query,
                                     timeout=aiohttp.ClientTimeout(total=None, sock_read=None)) as resp:
             if resp.status >= 400:
-                payload = await resp.json(content_type=None)
-                error = payload.get("error", {}) if isinstance(payload, dict) else {}
-                raise DaemonError(error.get("message", f"HTTP {resp.status}"), status=resp.status,
-                                  code=error.get("code", "http_error"))
+                raise _answer_error(resp, await resp.json(content_type=None))
             yield resp
 
     @staticmethod

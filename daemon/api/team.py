@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -31,6 +32,7 @@ from daemon.api.state import DAEMON, MAX_BODY, DaemonState
 from daemon.team_server.config import TEAM_ROOT, TeamConfig
 from daemon.team_server.people import People, Person
 
+log = logging.getLogger("troupe.team.api")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 PEOPLE = web.AppKey("troupe_people", People)
 TEAM = web.AppKey("troupe_team_config", TeamConfig)
@@ -44,6 +46,31 @@ SERVED = {("GET", f"{PREFIX}/health"), ("GET", f"{PREFIX}/metrics"), ("POST", f"
 
 def _refuse(status: int, code: str, message: str) -> web.Response:
     return web.json_response(error_json(code, message), status=status)
+
+
+STORE_DOWN_RETRY_S = 2  # the Retry-After of a 503 while the team's PostgreSQL cannot be reached
+
+
+@web.middleware
+async def store_down_is_503(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """While the team's PostgreSQL cannot be reached (restarting, a network cut) every request that
+    needs it is answered at once with 503 and ``Retry-After``, not a hang and not a 500."""
+    import psycopg
+    from procrastinate.exceptions import ConnectorException
+
+    from storage.errors import NotFoundError, StoreError
+
+    try:
+        return await handler(request)
+    except NotFoundError:
+        raise
+    except (StoreError, psycopg.OperationalError, psycopg.InterfaceError, ConnectorException) as exc:
+        log.warning("%s %s: the team's PostgreSQL cannot be reached (%s)", request.method, request.path,
+                    type(exc).__name__)
+        response = _refuse(503, "store_unavailable", "the team server's PostgreSQL cannot be reached just now "
+                           f"(restarting?); try again in {STORE_DOWN_RETRY_S} s")
+        response.headers["Retry-After"] = str(STORE_DOWN_RETRY_S)
+        return response
 
 
 def person(request: web.Request) -> Person:
@@ -194,7 +221,8 @@ async def me(request: web.Request) -> web.Response:
 
 
 def make_team_app(state: DaemonState, people: People, config: TeamConfig, *, max_body: int) -> web.Application:
-    app = web.Application(client_max_size=max_body, middlewares=[errors_as_json, needs_person, needs_access])
+    app = web.Application(client_max_size=max_body, middlewares=[errors_as_json, store_down_is_503, needs_person,
+                                                                    needs_access])
     app[DAEMON] = state
     app[PEOPLE] = people
     app[TEAM] = config

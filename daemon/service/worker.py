@@ -17,22 +17,27 @@ import contextvars
 import logging
 import os
 import socket
+import time
 from typing import TYPE_CHECKING, Any
 
 from daemon.events import Event
+from daemon.job_options import stored_options
 from daemon.jobs.executor import JobExecutor, load_executor
 from daemon.jobs.manager import MAX_RESUMES, JobManager, times_resumed
 from daemon.payloads import AnswerData, LogData, payload
+from daemon.retry import Backoff
 from daemon.team_server.checkout import CheckoutError, RepoCache
 from daemon.team_server.config import TeamConfig, TeamWorkspace
 from daemon.team_server.events import NotifyingHub
 from daemon.team_server.queue import TeamQueue
 from daemon.team_server.queue import stalled_after as queue_stalled_after
+from storage.errors import StoreError
 
 if TYPE_CHECKING:
     from storage import AsyncStore, Job
 
 log = logging.getLogger("troupe.worker")
+WORKER_RECONNECT = Backoff(first=0.5, cap=2.0)  # a worker whose PostgreSQL went away tries again
 
 _checkout: contextvars.ContextVar[str | None] = contextvars.ContextVar("troupe_checkout", default=None)
 
@@ -84,6 +89,7 @@ class TeamWorker:
         self.heartbeat = heartbeat or float(os.environ.get("TROUPE_WORKER_HEARTBEAT", "5"))
         self.stalled_after = stalled_after or queue_stalled_after()
         self.cache = RepoCache(config.cache / self.name)
+        self.reconnects = 0  # times procrastinate's worker stopped on a lost PostgreSQL and started again
 
     async def run(self) -> None:
         from storage import AsyncStore
@@ -106,8 +112,7 @@ class TeamWorker:
         log.info("troupe worker %s: %d job(s) at once, executor %s", self.name, self.config.concurrency,
                  self.executor.name)
         try:
-            await self.queue.run_worker(concurrency=self.config.concurrency, name=self.name,
-                                        heartbeat=self.heartbeat, stalled_after=self.stalled_after)
+            await self._work()
         finally:
             for task in (reaper, answers):
                 task.cancel()
@@ -118,13 +123,41 @@ class TeamWorker:
             await self.queue.close()
             await self.store.close()
 
+    async def _work(self) -> None:
+        """procrastinate's worker, again each time it stops on a lost PostgreSQL (a restart, a network
+        cut): the jobs it was running are found stalled (or orphaned) and resumed, here or elsewhere."""
+        import psycopg
+        from procrastinate.exceptions import ConnectorException
+
+        failures = 0
+        while True:
+            started = time.monotonic()
+            try:
+                await self.queue.run_worker(concurrency=self.config.concurrency, name=self.name,
+                                            heartbeat=self.heartbeat, stalled_after=self.stalled_after)
+                return  # stopped (SIGINT/SIGTERM)
+            except (ConnectorException, psycopg.Error, StoreError) as exc:
+                failures = 0 if time.monotonic() - started > 30 else failures + 1
+                self.reconnects += 1
+                log.warning("worker %s lost the queue's PostgreSQL (%s); working again once it is back",
+                            self.name, str(exc).strip() or type(exc).__name__)
+                await WORKER_RECONNECT.wait(failures)
+
     async def _retry_stalled(self) -> None:
         while True:
             await asyncio.sleep(self.heartbeat)
             try:
                 await self.queue.retry_stalled(self.stalled_after)
+                await self._requeue_orphans()
             except Exception as exc:  # another worker retried it first, or the database blinked
                 log.info("retrying stalled jobs: %s", exc)
+
+    async def _requeue_orphans(self) -> None:
+        """Jobs the store says are queued or running, older than a stalled worker's timeout, with no
+        procrastinate job left to run them (see :meth:`TeamQueue.requeue_orphans`)."""
+        active = await self.store.list_jobs(state=["queued", "running"], limit=1000)
+        old = time.time() - self.stalled_after
+        await self.queue.requeue_orphans([job.id for job in active if job.updated < old])
 
     async def run_job(self, job_id: str, context: Any = None) -> None:
         job = await self.store.get_job(job_id)
@@ -136,16 +169,17 @@ class TeamWorker:
         target = team_workspace(workspace.settings if workspace else None)
         checkout: str | None = None
         if target is not None:
-            options = dict(job.request.get("options") or {})
+            options = stored_options(job.request)
             try:
-                path, commit = await self.cache.checkout(target, options.get("commit"), job.id)
+                path, commit = await self.cache.checkout(target, options.commit, job.id)
             except CheckoutError as exc:
                 await self.jobs.fail(job, f"cannot get {target.name}'s repository at "
-                                          f"{options.get('commit') or 'its default branch'}: {exc}")
+                                          f"{options.commit or 'its default branch'}: {exc}")
                 return
             checkout = str(path)
-            if options.get("commit") != commit:  # a retry runs on the same commit
-                await self.store.update_job(job.id, request={**job.request, "options": {**options, "commit": commit}})
+            if options.commit != commit:  # a retry runs on the same commit
+                options.commit = commit
+                await self.store.update_job(job.id, request={**job.request, "options": options.to_json()})
         try:
             job = await self.store.set_job_state(job.id, "running")
             await self.jobs.run_claimed(job, checkout)

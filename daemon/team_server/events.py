@@ -24,6 +24,7 @@ from daemon.jobs.hub import EventHub
 from daemon.jobs.progress import advance, fold
 from daemon.messages import StreamEvent
 from daemon.retry import RECONNECT
+from storage.errors import StoreError
 
 if TYPE_CHECKING:
     from storage import AsyncStore
@@ -98,6 +99,8 @@ class EventRelay:
         self._roots: dict[int, str | None] = {}
         self._task: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
+        self._since = time.time()  # jobs created from here on are this node's to relay from their first event
+        self.reconnects = 0  # times the channel was lost and listened to again
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._listen(), name="troupe-relay")
@@ -115,16 +118,29 @@ class EventRelay:
             try:
                 async with await psycopg.AsyncConnection.connect(self._url, autocommit=True) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
+                    if self._listening.is_set():  # listening again: what was notified meanwhile is lost
+                        await self._catch_up()
+                        self.reconnects += 1
                     failures = 0
                     self._listening.set()
                     async for note in conn.notifies():
                         job_id, _, seq = note.payload.partition(" ")
                         if seq.isdigit():
                             await self._relay(job_id, int(seq))
-            except psycopg.Error as exc:
+            except (psycopg.Error, StoreError) as exc:
                 log.warning("lost the event channel (%s); listening again", exc)
                 await RECONNECT.wait(failures)
                 failures += 1
+
+    async def _catch_up(self) -> None:
+        """After the channel was lost: every recent job's events this node has not relayed yet, from
+        the store (the jobs it relayed before, and those created since it started)."""
+        for job in await self._store.list_jobs(limit=1000):
+            last = self._relayed.get(job.id)
+            if last is not None:
+                await self._relay(job.id, last + 1)
+            elif job.created >= self._since:
+                await self._relay(job.id, 1)
 
     async def _relay(self, job_id: str, seq: int) -> None:
         after = self._relayed.get(job_id, seq - 1)  # a job first seen here: from this event on

@@ -127,6 +127,32 @@ class TeamQueue:
             log.warning("a worker stopped sending heartbeats; its jobs run again: %s", ", ".join(retried))
         return retried
 
+    async def requeue_orphans(self, job_ids: list[str]) -> list[str]:
+        """Queue again those of ``job_ids`` (Troupe jobs the store says are queued or running) that
+        have no procrastinate job waiting or running: their worker lost PostgreSQL mid-job, or their
+        node lost it between recording the job and queueing it. Returns the ids queued again."""
+        from procrastinate.exceptions import AlreadyEnqueued
+
+        if not job_ids:
+            return []
+        rows = await self.app.connector.execute_query_all_async(
+            "SELECT DISTINCT lock FROM procrastinate_jobs WHERE lock = ANY(%(locks)s) AND status IN ('todo', 'doing')",
+            locks=job_ids)
+        live = {row["lock"] for row in rows}
+        requeued: list[str] = []
+        for job_id in job_ids:
+            if job_id in live:
+                continue
+            deferrer = self.app.configure_task(TASK, lock=job_id, queueing_lock=job_id)
+            try:
+                await deferrer.defer_async(job_id=job_id)
+            except AlreadyEnqueued:
+                continue  # another worker's sweep queued it first
+            requeued.append(job_id)
+        if requeued:
+            log.warning("jobs that had lost their queue entry run again: %s", ", ".join(requeued))
+        return requeued
+
     async def run_worker(self, *, concurrency: int, name: str, heartbeat: float, stalled_after: float,
                          **options: Any) -> None:
         """Work until stopped (SIGINT/SIGTERM: running jobs finish first)."""
