@@ -47,12 +47,14 @@ from storage.records import (
     Workspace,
 )
 from storage.store import Store
+from storage.verbs.audit import AuditEntry
 from storage.verbs.people import Person
 
 __all__ = [
     "LATEST_VERSION",
     "POOLS",
     "AsyncStore",
+    "AuditEntry",
     "Change",
     "ChangeState",
     "Experience",

@@ -161,6 +161,11 @@ class AsyncStore:
     person_by_slack_user = _verb(Store.person_by_slack_user)
     list_people = _verb(Store.list_people)
 
+    # A team server's audit log (storage.verbs.audit):
+    record_audit = _verb(Store.record_audit)
+    list_audit = _verb(Store.list_audit)
+    active_jobs_of = _verb(Store.active_jobs_of)
+
     # The file itself:
     schema_version = _verb(Store.schema_version)
     integrity_check = _verb(Store.integrity_check)

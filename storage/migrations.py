@@ -306,6 +306,26 @@ def _v7_people(db: Database) -> None:
     run_script(db, _V7_PEOPLE)
 
 
+# A team server's audit log (storage.verbs.audit): who did what, never a token or a request's text.
+_V8_AUDIT = """
+    CREATE TABLE audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at REAL NOT NULL,
+        actor TEXT NOT NULL,                -- the person
+        action TEXT NOT NULL,               -- submit, apply, discard, cancel, add-person, remove-person, limited
+        target TEXT NOT NULL DEFAULT '',    -- a job, change or person
+        detail TEXT NOT NULL DEFAULT '',
+        via TEXT                            -- the bot acting for the person
+    );
+    CREATE INDEX audit_actor ON audit (actor, action);
+    CREATE INDEX audit_target ON audit (target);
+"""
+
+
+def _v8_audit(db: Database) -> None:
+    run_script(db, _V8_AUDIT)
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "workspaces, jobs, job events, changes, findings, usage", _v1_tables, pg.V1_TABLES),
     Migration(2, "full-text search over job events and findings", _v2_full_text_search, pg.V2_FULL_TEXT_SEARCH),
@@ -316,6 +336,7 @@ MIGRATIONS: list[Migration] = [
               pg.V5_REVIEWED_CONTENT),
     Migration(6, "cached prompt tokens per model call", _v6_cached_prompt_tokens, _V6_CACHED_PROMPT_TOKENS),
     Migration(7, "people of a team server: tokens as SHA-256, Slack users, bots", _v7_people, pg.V7_PEOPLE),
+    Migration(8, "a team server's audit log", _v8_audit, pg.V8_AUDIT),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -10,6 +10,7 @@ from typing import Any
 from storage.db import Connection, Tracer, connect, migrate, schema_version
 from storage.experience import ExperienceVerbs
 from storage.location import Target
+from storage.verbs.audit import AuditVerbs
 from storage.verbs.changes import ChangeVerbs
 from storage.verbs.events import EventVerbs
 from storage.verbs.findings import FindingVerbs
@@ -21,7 +22,7 @@ from storage.verbs.workspaces import WorkspaceVerbs
 
 
 class Store(WorkspaceVerbs, JobVerbs, EventVerbs, ChangeVerbs, FindingVerbs, UsageVerbs, ExperienceVerbs,
-            PolicyVerbs, PeopleVerbs):
+            PolicyVerbs, PeopleVerbs, AuditVerbs):
     """Workspaces, jobs, events, changes, findings, usage, experience and a team server's people in one
     SQLite file, or in a PostgreSQL database (opened from a ``postgresql://`` URL: ``storage.postgres``),
     with the same verbs.

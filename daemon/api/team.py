@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
+import time
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -119,6 +121,90 @@ async def needs_access(request: web.Request, handler: Handler) -> web.StreamResp
         return _refuse(403, "forbidden", f"{who.name} has no access to workspace {name!r}; "
                        "the team config's shared_with says who has")
     return await handler(request)
+
+
+class RateLimits:
+    """Requests per second per token on this node: a token bucket each (``[limits]``)."""
+
+    def __init__(self, per_second: float, burst: int) -> None:
+        self.per_second, self.burst = per_second, max(burst, 1)
+        self._buckets: dict[str, tuple[float, float]] = {}  # who -> (tokens, when)
+
+    def take(self, who: str) -> float:
+        """0 when ``who`` may make a request now, else the seconds until they may."""
+        if self.per_second <= 0:
+            return 0.0
+        now = time.monotonic()
+        tokens, when = self._buckets.get(who, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - when) * self.per_second)
+        if tokens >= 1.0:
+            self._buckets[who] = (tokens - 1.0, now)
+            return 0.0
+        self._buckets[who] = (tokens, now)
+        if len(self._buckets) > 100_000:
+            self._buckets.clear()
+        return (1.0 - tokens) / self.per_second
+
+
+LIMITS = web.AppKey("troupe_rate_limits", RateLimits)
+LIMITED_AUDITED = web.AppKey("troupe_limited_audited", dict)
+JOBS_RETRY_S = 5  # the Retry-After of a submit over the jobs-per-person limit
+AUDITED = {("POST", f"{PREFIX}/jobs"): "submit", ("POST", f"{PREFIX}/jobs/{{job_id}}/cancel"): "cancel",
+           ("POST", f"{PREFIX}/changes/{{change_id}}/apply"): "apply",
+           ("POST", f"{PREFIX}/changes/{{change_id}}/discard"): "discard"}
+
+
+def _too_many(request: web.Request, wait: float, code: str, message: str) -> web.Response:
+    response = _refuse(429, code, message)
+    response.headers["Retry-After"] = str(max(1, math.ceil(wait)))
+    return response
+
+
+async def _audit_limited(request: web.Request, which: str) -> None:
+    """A refusal goes in the audit log once per person and limit per 10 s on this node (a flood is one line)."""
+    who, last = person(request), request.app[LIMITED_AUDITED]
+    if time.monotonic() - last.get((who.name, which), -1e9) < 10:
+        return
+    last[(who.name, which)] = time.monotonic()
+    bot = request.get("troupe_bot")
+    await request.app[DAEMON].store.record_audit(who.name, "limited", which, via=bot.name if bot else None)
+
+
+@web.middleware
+async def limits_and_audit(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """429 with Retry-After over a limit (requests per second per token; jobs queued or running per
+    person, on submit); what a person did, once done, goes in the audit log."""
+    config, who = request.app[TEAM], person(request)
+    bot = request.get("troupe_bot")
+    token_owner = bot.name if bot else who.name
+    wait = request.app[LIMITS].take(token_owner)
+    if wait:
+        await _audit_limited(request, "requests per second")
+        return _too_many(request, wait, "rate_limited", f"{token_owner}'s token is over "
+                         f"{config.requests_per_second:g} requests per second; try again in {wait:.1f} s")
+    route = request.match_info.route.resource
+    action = AUDITED.get((request.method, route.canonical if route is not None else request.path))
+    if action == "submit" and config.jobs_per_person:
+        active = await request.app[DAEMON].store.active_jobs_of(who.name)
+        if active >= config.jobs_per_person:
+            await _audit_limited(request, "jobs queued or running")
+            return _too_many(request, JOBS_RETRY_S, "too_many_jobs", f"{who.name} has {active} jobs queued or "
+                             f"running, the most one person may have ([limits] jobs); try again when one ends")
+    response = await handler(request)
+    if action is not None and response.status < 400:
+        await _audit_done(request, action, response, via=bot.name if bot else None)
+    return response
+
+
+async def _audit_done(request: web.Request, action: str, response: web.StreamResponse, *, via: str | None) -> None:
+    store, who = request.app[DAEMON].store, person(request)
+    if action == "submit":
+        body = json.loads(getattr(response, "text", None) or "{}")
+        kind, root = body.get("kind", "?"), body.get("workspace") or "?"
+        await store.record_audit(who.name, action, str(body.get("id", "")), f"{kind} in {root}", via=via)
+        return
+    target = request.match_info.get("job_id") or request.match_info.get("change_id") or ""
+    await store.record_audit(who.name, action, target, via=via)
 
 
 async def _workspace_named(request: web.Request, path: str) -> str | None:
@@ -222,10 +308,12 @@ async def me(request: web.Request) -> web.Response:
 
 def make_team_app(state: DaemonState, people: People, config: TeamConfig, *, max_body: int) -> web.Application:
     app = web.Application(client_max_size=max_body, middlewares=[errors_as_json, store_down_is_503, needs_person,
-                                                                    needs_access])
+                                                                    limits_and_audit, needs_access])
     app[DAEMON] = state
     app[PEOPLE] = people
     app[TEAM] = config
+    app[LIMITS] = RateLimits(config.requests_per_second, config.burst)
+    app[LIMITED_AUDITED] = {}
     app[MAX_BODY] = max_body
     app[BODY_TIMEOUT] = BODY_TIMEOUT_S
     for route in routes:

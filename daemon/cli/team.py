@@ -29,6 +29,12 @@ def add_team_parsers(sub: Any) -> None:
     q = admin.add_parser("remove-person", help="remove a person; their token stops working")
     q.add_argument("name")
     admin.add_parser("people", help="list the people: name, Slack user, bot (never their tokens)")
+    q = admin.add_parser("audit", help="who submitted, applied, discarded or cancelled what, who added or "
+                                       "removed a person, who hit a limit (newest first; never a token)")
+    q.add_argument("--person", help="only this person's entries")
+    q.add_argument("--action", help="only this action (submit, apply, discard, cancel, add-person, "
+                                    "remove-person, limited)")
+    q.add_argument("-n", "--limit", type=int, default=50, help="at most this many entries (default 50)")
 
     p = sub.add_parser("worker", help="run a team server's jobs (on any machine that reaches its PostgreSQL)")
     p.add_argument("--config", metavar="FILE", help="the team config (default: TROUPE_TEAM_CONFIG)")
@@ -95,7 +101,18 @@ def run_team(args: argparse.Namespace) -> int:
         return 1
 
 
-ADMIN = ("add-person", "set-person", "remove-person", "people")
+ADMIN = ("add-person", "set-person", "remove-person", "people", "audit")
+
+
+def _admin_name() -> str:
+    """Who ran an admin command, for the audit log: the login on the machine it ran on."""
+    import getpass
+    import socket
+
+    try:
+        return f"admin {getpass.getuser()}@{socket.gethostname()}"
+    except (KeyError, OSError):
+        return "admin"
 
 
 async def _admin(config: Any, args: argparse.Namespace) -> int:
@@ -108,8 +125,19 @@ async def _admin(config: Any, args: argparse.Namespace) -> int:
         try:
             if args.server_command == "add-person":
                 token = await people.add(args.name, slack_user=args.slack, bot=args.bot)
+                await store.record_audit(_admin_name(), "add-person", args.name,
+                                         "a bot" if args.bot else f"Slack user {args.slack}" if args.slack else "")
                 print(token)
                 print(f"(the token of {args.name}: shown only now; they set TROUPE_TOKEN to it)", file=sys.stderr)
+                return 0
+            if args.server_command == "audit":
+                import time
+
+                for entry in reversed(await store.list_audit(limit=args.limit, actor=args.person,
+                                                             action=args.action)):
+                    at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.at))
+                    who = f"{entry.actor} (via {entry.via})" if entry.via else entry.actor
+                    print(f"{at}\t{who}\t{entry.action}\t{entry.target or '-'}\t{entry.detail or '-'}")
                 return 0
             if args.server_command == "people":
                 for found in await store.list_people():
@@ -123,6 +151,8 @@ async def _admin(config: Any, args: argparse.Namespace) -> int:
                 done = await store.update_person(args.name, **changes) is not None
             else:
                 done = await people.remove(args.name)
+                if done:
+                    await store.record_audit(_admin_name(), "remove-person", args.name)
         except ValueError as exc:  # e.g. that Slack user is already someone else's
             print(f"troupe: {exc}", file=sys.stderr)
             return 2

@@ -16,6 +16,11 @@
     concurrency = 2          # jobs at once per worker process
     cache = "/var/cache/troupe"   # bare clones of the workspaces' remotes, and per-job checkouts
 
+    [limits]                 # per person, on every API node (over one: 429 with Retry-After)
+    jobs = 20                # jobs queued, running or waiting for an answer at once (0: no limit)
+    requests_per_second = 20 # per token, per node, with bursts of up to ``burst`` (0: no limit)
+    burst = 40
+
     [[workspace]]
     name = "shop"
     remote = "git@git.example:shop.git"   # any URL or path `git clone` takes
@@ -62,6 +67,9 @@ class TeamConfig:
     cache: Path = field(default_factory=lambda: Path("~/.cache/troupe-worker").expanduser())
     workspaces: dict[str, TeamWorkspace] = field(default_factory=dict)
     source: str = "(defaults)"
+    jobs_per_person: int = 20
+    requests_per_second: float = 20.0
+    burst: int = 40
 
     @property
     def queue_url(self) -> str:
@@ -122,6 +130,12 @@ def load_team_config(path: str | os.PathLike[str] | None = None) -> TeamConfig:
         concurrency=_get(worker, "concurrency", int, "[worker]", 2),
         cache=Path(_get(worker, "cache", str, "[worker]", "~/.cache/troupe-worker")).expanduser(),
         source=source)
+    limits = _get(data, "limits", dict, source, {})
+    config.jobs_per_person = _get(limits, "jobs", int, "[limits]", 20)
+    config.requests_per_second = float(_get(limits, "requests_per_second", (int, float), "[limits]", 20.0))
+    config.burst = _get(limits, "burst", int, "[limits]", 40)
+    if min(config.jobs_per_person, config.requests_per_second, config.burst) < 0:
+        raise ConfigError(f"{source}: [limits] must not be negative (0: no limit)")
     for index, item in enumerate(_get(data, "workspace", list, source, [])):
         where = f"{source}: [[workspace]] #{index + 1}"
         if not isinstance(item, dict):
