@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import sqlite3
+import time
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
@@ -105,7 +106,72 @@ def _queue() -> Check | None:
               f"{'s' * (health.waiting != 1)} waiting, {health.running} running")
     if not health.alive:
         detail += "; nothing runs the jobs: start `troupe worker`"
-    return Check("queue", health.alive > 0 or not team, detail)
+    if health.silent:  # a worker died (or lost its PostgreSQL): its jobs run again once another sees it
+        detail += (f"; {health.silent} worker{'s' * (health.silent != 1)} stopped sending heartbeats "
+                   "(died or cut off; their jobs are resumed by the others)")
+    return Check("queue", (health.alive > 0 and not health.silent) or not team, detail)
+
+
+LIMITS_WINDOW_S = 300.0
+
+
+def _limits() -> Check | None:
+    """A team server's limit hits in the last 5 minutes (the audit log's ``limited`` entries), by person."""
+    if not os.environ.get("TROUPE_TEAM_CONFIG"):
+        return None
+    try:
+        import psycopg
+
+        from daemon.team_server.config import load_team_config
+
+        url = load_team_config().store_url
+        with psycopg.connect(url, autocommit=True, connect_timeout=5, application_name="troupe-doctor",
+                             options="-c default_transaction_read_only=on") as conn:
+            present = conn.execute("SELECT to_regclass('audit') IS NOT NULL").fetchone()
+            if not present or not present[0]:
+                return None
+            rows = conn.execute(
+                "SELECT actor, target, count(*) FROM audit WHERE action = 'limited' AND at > %s "
+                "GROUP BY actor, target ORDER BY count(*) DESC, actor", [time.time() - LIMITS_WINDOW_S]).fetchall()
+    except Exception:  # ConfigError or an unreachable database: the queue check says so
+        return None
+    if not rows:
+        return Check("limits", True, f"nobody hit a limit in the last {LIMITS_WINDOW_S / 60:g} minutes")
+    hits = ", ".join(f"{actor} ({limit}, {count}x)" for actor, limit, count in rows)
+    return Check("limits", False, f"limits hit in the last {LIMITS_WINDOW_S / 60:g} minutes (429s; a 10 s "
+                 f"window counts once): {hits}; `troupe server audit --action limited` lists them")
+
+
+def _nodes() -> Check | None:
+    """The team server's API nodes this machine is set to use (``TROUPE_SERVER_URL``, comma-separated
+    for several): each one that does not answer. A node answering 503 has lost its PostgreSQL."""
+    urls = [u.strip().rstrip("/") for u in os.environ.get("TROUPE_SERVER_URL", "").split(",") if u.strip()]
+    if not urls:
+        return None
+    import urllib.error
+    import urllib.request
+
+    from daemon.api.protocol import PREFIX
+
+    down, degraded = [], []
+    for url in urls:
+        request = urllib.request.Request(f"{url}{PREFIX}/health",
+                                         headers={"Authorization": f"Bearer {os.environ.get('TROUPE_TOKEN', '')}"})
+        try:
+            with urllib.request.urlopen(request, timeout=3):
+                pass
+        except urllib.error.HTTPError as exc:
+            if exc.code == 503:
+                degraded.append(url)
+        except (OSError, ValueError) as exc:
+            down.append(f"{url} ({getattr(exc, 'reason', exc)})")
+    if not down and not degraded:
+        return Check("nodes", True, f"{len(urls)} API node{'s' * (len(urls) != 1)} answer{'s' * (len(urls) == 1)}")
+    parts = [f"unreachable: {', '.join(down)}"] if down else []
+    if degraded:
+        parts.append(f"answering 503 (its PostgreSQL cannot be reached): {', '.join(degraded)}")
+    return Check("nodes", False, f"{len(urls) - len(down) - len(degraded)} of {len(urls)} API nodes answer; "
+                 + "; ".join(parts))
 
 
 def _daemon() -> Check:
@@ -229,7 +295,7 @@ def run_doctor(*, json_output: bool = False, check_model: bool = True) -> int:
               + (" (from the environment)" if os.environ.get("TROUPE_HOME") else "")),
         _model(check_model),
         _database(),
-        *filter(None, [_queue()]),
+        *filter(None, [_queue(), _limits(), _nodes()]),
         _daemon(),
         _viewer(),
         _sandbox(),

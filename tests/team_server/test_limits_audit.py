@@ -120,3 +120,30 @@ async def test_the_audit_log_says_who_did_what_and_never_holds_a_token_or_the_pa
                                                            dbname=limited.store_url.rsplit("/", 1)[1]))
     for secret in (token, limited.tokens["ada"], limited.tokens["eve"], postgres.password, "sk-abc123"):
         assert secret not in everything
+
+
+def test_doctor_names_limits_hit_a_dead_worker_and_an_unreachable_api_node(limited: TeamCluster,
+                                                                            postgres: Any) -> None:
+    import subprocess
+    import sys
+
+    from tests.fixtures.postgres import _free_port
+    from tests.team_server.conftest import REPO
+
+    database = limited.store_url.rsplit("/", 1)[1]
+    # a worker that died an hour ago (its row stays until another worker's sweep prunes it)
+    postgres.execute("INSERT INTO procrastinate_workers (last_heartbeat) VALUES (now() - interval '1 hour')",
+                     dbname=database)
+    gone = f"http://127.0.0.1:{_free_port()}"
+    env = {**limited.env, "TROUPE_SERVER_URL": f"{limited.urls[0]},{gone}", "TROUPE_TOKEN": limited.tokens["eve"]}
+    done = subprocess.run([sys.executable, "-m", "daemon.cli.main", "doctor", "--no-model"], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    lines = {line.split()[1]: line for line in done.stdout.splitlines() if len(line.split()) > 1}
+    assert done.returncode == 1
+    assert lines["queue"].startswith("FAIL") and "0 workers alive" in lines["queue"], lines["queue"]
+    assert "1 worker stopped sending heartbeats" in lines["queue"], lines["queue"]
+    assert lines["limits"].startswith("FAIL"), lines["limits"]
+    assert "ada (jobs queued or running, 1x)" in lines["limits"] and "eve (requests per second" in lines["limits"]
+    assert lines["nodes"].startswith("FAIL") and f"unreachable: {gone}" in lines["nodes"], lines["nodes"]
+    assert "1 of 2 API nodes answer" in lines["nodes"]
+    assert limited.tokens["eve"] not in done.stdout and postgres.password not in done.stdout
