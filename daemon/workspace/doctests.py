@@ -31,7 +31,7 @@ _MARK = "@@troupe-doctest@@ "
 # line per example (and per file that cannot be imported). An example that runs too long is
 # stopped by an alarm and reported as such.
 _RUNNER = r"""
-import doctest, importlib.util, json, signal, sys, traceback
+import doctest, importlib, importlib.util, json, os, signal, sys, traceback
 MARK, LIMIT, CLIP = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 def say(**data):
     sys.__stdout__.write(MARK + json.dumps(data) + "\n"); sys.__stdout__.flush()
@@ -55,12 +55,18 @@ class Collect(doctest.DocTestRunner):
 sys.path.insert(0, ".")
 for path in sys.argv[4:]:
     name = path[:-3].replace("/", ".")
+    parts = name.split(".")
+    packaged = len(parts) > 1 and all(os.path.exists(os.path.join(*parts[:i], "__init__.py"))
+                                      for i in range(1, len(parts)))
     try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
         signal.alarm(LIMIT)
-        spec.loader.exec_module(module)
+        if packaged:  # imported as its package imports it: a package importing it back sees it whole
+            module = importlib.import_module(name)
+        else:
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
         signal.alarm(0)
     except BaseException as exc:
         signal.alarm(0)

@@ -73,3 +73,15 @@ def test_the_examples_join_the_project_tests_in_one_report() -> None:
     assert not both.ok and (both.passed, both.failed) == (5, 2)
     nothing = TestReport(ok=False, command=[], passed=0, failed=0, errors=0, skipped=0, output_tail="Nothing to run")
     assert merged(nothing, examples) is examples and merged(tests, None) is tests
+
+
+async def test_a_module_its_package_imports_back_runs_its_examples_as_the_package_imports_it(tmp_path: Path) -> None:
+    # more-itertools' shape: __init__ star-imports the module, whose examples import from the package
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from .more import *  # noqa\nfrom .recipes import *  # noqa\n")
+    (tmp_path / "pkg" / "recipes.py").write_text("def first(xs):\n    return xs[0]\n")
+    (tmp_path / "pkg" / "more.py").write_text(
+        'from .recipes import first\n\n\ndef double(x):\n    """\n    >>> from pkg import later\n'
+        '    >>> later(double(2))\n    5\n    """\n    return 2 * x\n\n\ndef later(x):\n    return x + 1\n')
+    report = await run_doctests(tmp_path, ["pkg/more.py"])
+    assert report is not None and report.ok and (report.passed, report.failed) == (2, 0), report.failures
