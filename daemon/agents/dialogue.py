@@ -63,6 +63,7 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+_CUT_REPLY = "(my reply was cut off at its length limit; it is left out here)"
 _GUESS = "Nobody can answer that now. Make a reasonable assumption, say which, and continue."
 _NO_MORE = "No more questions: make a reasonable assumption for anything missing, say which, and answer now."
 _DISCUSS_RULE = ("You are talking with the {assistant}. If you agree with its reply, answer with one line: "
@@ -154,7 +155,12 @@ class Dialogue:
         return question
 
     async def correct(self, message: str) -> str:
-        """Send the assistant a correction (its reply could not be used) and return its new reply."""
+        """Send the assistant a correction (its reply could not be used) and return its new reply. A
+        reply cut at its cap is not sent back with it: the cut text filled the room the new reply
+        needs (a 4,096-token window: prompt, cut reply and correction no longer fit)."""
+        last = self.transcript[-1] if self.transcript else None
+        if last is not None and last.side == "assistant" and getattr(last.text, "cut_at_cap", False):
+            self.transcript[-1] = Turn(last.speaker, _CUT_REPLY, last.side)
         await self._add("instructor", message)
         return await self._assistant_turn()
 

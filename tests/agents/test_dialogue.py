@@ -156,3 +156,17 @@ def test_the_marker_without_its_brackets_still_concludes():
     assert find_conclusion("INFO: Change has_close_elements.py", "<INFO>") == "Change has_close_elements.py"
     assert find_conclusion("Some info: not a marker", "<INFO>") is None
     assert find_conclusion("```\nINFO: in code\n```", "<INFO>") is None
+
+
+async def test_a_correction_after_a_reply_cut_at_its_cap_does_not_send_the_cut_reply_back():
+    from daemon.agents.accounting import Reply
+
+    cut = Reply("x = 1\n" * 500, finish_reason="length", max_tokens=3072)
+    script = Script(cpo=[cut, "short and whole"])
+    dialogue = Dialogue(_phase(), CEO, CPO, "Decide the form of: a todo app", speak=script.speak, say=script.say)
+    await dialogue.run()
+    assert await dialogue.correct("Your reply was cut off: send only the lines that change.") == "short and whole"
+    resent = script.calls[-1][1]
+    assert [m["role"] for m in resent] == ["system", "user", "assistant", "user"]
+    assert "x = 1" not in resent[2]["content"] and "cut off at its length limit" in resent[2]["content"]
+    assert resent[3]["content"] == "Your reply was cut off: send only the lines that change."
