@@ -19,18 +19,18 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from daemon.events import EventKind
+from daemon.job_options import COMPLETE_MAX_TOKENS as COMPLETE_MAX_TOKENS
+from daemon.job_options import COMPLETE_MAX_TOKENS_LIMIT as COMPLETE_MAX_TOKENS_LIMIT
+from daemon.job_options import JobOptions as JobOptions
 from daemon.payloads import CONNECTION_EVENT as CONNECTION_EVENT
 from daemon.payloads import WATCH_EVENT as WATCH_EVENT
 from daemon.payloads import FindingData, JobProgress, JobResult, Payload, PayloadError, job_result, payload, wire
 from daemon.schema import Message, ProtocolError
 from daemon.schema import T as T  # re-exported: handlers type their bodies with it
-from daemon.teams.config import TeamsConfigError, parse_options
 
 JobKind = Literal["ask", "build", "change", "review", "test", "complete"]
 """``complete`` is the bare model: one prompt, one reply (capped at ``options.max_tokens``, default
 COMPLETE_MAX_TOKENS), through the gateway with the workspace's model; no team, no files read."""
-COMPLETE_MAX_TOKENS = 1024
-COMPLETE_MAX_TOKENS_LIMIT = 32_768
 JOB_KINDS: tuple[str, ...] = typing.get_args(JobKind)
 JobState = Literal["queued", "running", "waiting_for_answer", "succeeded", "failed", "cancelled"]
 ACTIVE_STATES = ("queued", "running", "waiting_for_answer")
@@ -60,7 +60,7 @@ class SubmitJob(Message):
     prompt: str | None = None
     files: list[str] = field(default_factory=list)
     priority: PriorityName | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    options: JobOptions = field(default_factory=JobOptions)  # what its kind takes: daemon.job_options
     history: list[str] = field(default_factory=list)
     """The earlier jobs of the same conversation (ids, oldest first): the daemon puts what was asked
     and answered there into the prompt (:mod:`daemon.jobs.history`)."""
@@ -69,7 +69,7 @@ class SubmitJob(Message):
     def validate(self) -> None:
         if self.kind in ("ask", "build", "change", "complete") and not (self.prompt or "").strip():
             raise ProtocolError(f"an {self.kind} job needs a prompt: say what the team should do")
-        if self.kind == "review" and not self.files and not self.options.get("diff"):
+        if self.kind == "review" and not self.files and not self.options.diff:
             raise ProtocolError("a review job needs files (paths inside the workspace) or options.diff")
         if self.kind != "build" and self.workspace is None:
             raise ProtocolError(f"this {self.kind} job needs a workspace: the repository root")
@@ -78,15 +78,7 @@ class SubmitJob(Message):
         for name in self.files:
             if name.startswith("/") or ".." in name.replace("\\", "/").split("/") or not name.strip():
                 raise ProtocolError(f"file {name!r} must be a path inside the workspace, relative to its root")
-        cap = self.options.get("max_tokens")
-        if self.kind == "complete" and cap is not None and (
-                not isinstance(cap, int) or isinstance(cap, bool) or not 1 <= cap <= COMPLETE_MAX_TOKENS_LIMIT):
-            raise ProtocolError(f"options.max_tokens must be an integer from 1 to {COMPLETE_MAX_TOKENS_LIMIT}, "
-                                f"got {cap!r}")
-        try:  # options.teams / topology / agents / orchestrator / merge: see daemon.teams.config
-            parse_options(self.options)
-        except TeamsConfigError as exc:
-            raise ProtocolError(f"options.{exc}") from None
+        self.options.for_kind(self.kind)
 
     @property
     def priority_value(self) -> int:

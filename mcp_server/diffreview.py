@@ -14,7 +14,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 
-from daemon.api.protocol import SubmitJob
+from daemon.api.protocol import JobOptions, SubmitJob
 from daemon.client import DaemonError
 from daemon.review.gitdiff import DiffError, DiffScope, diff_scope
 from daemon.review.scoped import DiffFinding, model_findings, static_review
@@ -37,7 +37,7 @@ async def review_changes(runner: JobRunner, ctx: Context, root: Path, *, base: s
     if not static_only and scope.files:
         submitted = await runner.call(runner.client.submit(SubmitJob(
             kind="review", workspace=str(scope.root), files=[f.path for f in scope.files],
-            options={"diff": scope.diff})))
+            options=JobOptions(diff=scope.diff))))
         ended = await runner.wait(ctx, submitted)
         job = ended.job if isinstance(ended, Waiting) else ended
         if job.state != "succeeded":

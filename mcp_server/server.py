@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from daemon.api.protocol import FindingInfo, ProtocolError, SubmitJob
+from daemon.api.protocol import FindingInfo, JobOptions, ProtocolError, SubmitJob
 from daemon.client import DaemonClient, DaemonError
 from daemon.workspace.paths import PathOutsideWorkspace, normalize_rel
 from mcp_server import render
@@ -93,9 +93,8 @@ def build_server(root: Path, client: DaemonClient) -> MCPServer:
 
             return await review_changes(runner, ctx, root, base=base, staged=staged,
                                         paths=[one_file(root, name) for name in files or []], static_only=static_only)
-        options = {"diff": diff} if diff else {}
         return await runner.run(ctx, SubmitJob(kind="review", workspace=workspace, files=workspace_names(root, files),
-                                               options=options))
+                                               options=JobOptions(diff=diff or None)))
 
     @server.tool(annotations=WORKS)
     async def change(request: Annotated[str, Field(min_length=1, description="the change to make, in words")],

@@ -21,7 +21,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from daemon.api.protocol import ACTIVE_STATES, JobInfo, JobKind, SubmitJob
+from daemon.api.protocol import ACTIVE_STATES, JobInfo, JobKind, JobOptions, SubmitJob
 from daemon.client import DaemonClient, DaemonError, acting_for
 from slack_bot import render
 from slack_bot.config import SlackConfig
@@ -229,10 +229,10 @@ class TroupeBot:
         status_ts = await self.poster.post(thread.channel, thread.thread_ts,
                                            f":eyes: On it, <@{user}>: *{intent.kind}* in "
                                            f"`{render.escape(render.workspace_name(root))}`…")
-        options: dict[str, Any] = {"source": "slack", "slack_thread": f"{thread.channel}/{thread.thread_ts}"}
+        options = JobOptions(source="slack", slack_thread=f"{thread.channel}/{thread.thread_ts}")
         history: list[str] = []  # a follow-up: the daemon puts the thread's earlier jobs into the prompt
         if previous is not None:
-            options["previous_job"] = previous.id
+            options.previous_job = previous.id
             history = [r.job_id for r in self.state.thread_jobs(thread.channel, thread.thread_ts)]
         try:
             job = await self.daemon.submit(SubmitJob(kind=intent.kind, workspace=root, prompt=intent.prompt,

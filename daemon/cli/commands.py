@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from daemon.api.protocol import Message, ProtocolError, SubmitJob
+from daemon.api.protocol import JobOptions, Message, ProtocolError, SubmitJob
 from daemon.cli.experience import cmd_experience
 from daemon.cli.follow import submit_and_follow
 from daemon.cli.render import finding_line, job_line
 from daemon.client import DaemonClient, DaemonError
+from daemon.job_options import TEAM_OPTIONS
 from daemon.payloads import ConnectionData, FindingData, JobStateData, WatchData
-from daemon.teams.config import OPTION_KEYS
 
 
 def repo_root(start: str | os.PathLike[str] | None = None) -> Path:
@@ -167,8 +167,7 @@ async def cmd_cancel(client: DaemonClient, args: argparse.Namespace) -> int:
 async def cmd_submit(client: DaemonClient, args: argparse.Namespace) -> int:
     if args.command == "ask":
         root, files = workspace_of(args, args.file)
-        scale = {key: getattr(args, key) for key in OPTION_KEYS
-                 if getattr(args, key, None) is not None}  # checked by SubmitJob.validate
+        scale = JobOptions(**{key: getattr(args, key, None) for key in TEAM_OPTIONS})  # checked by SubmitJob.validate
         request = SubmitJob(kind=args.kind, workspace=root, prompt=args.prompt, files=files, options=scale)
     elif args.command == "review":
         root, files = workspace_of(args, args.files)

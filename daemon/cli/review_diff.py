@@ -63,12 +63,12 @@ def _relative(root: Path, names: list[str]) -> list[str]:
 async def _model_lane(scope: DiffScope) -> tuple[list[DiffFinding], str]:
     from daemon.cli.follow import follow_job
     from daemon.client import DaemonClient, DaemonError
-    from daemon.messages import SubmitJob
+    from daemon.messages import JobOptions, SubmitJob
     from daemon.review.scoped import model_findings
     from daemon.schema import ProtocolError
 
     request = SubmitJob(kind="review", workspace=str(scope.root), files=[f.path for f in scope.files],
-                        options={"diff": scope.diff})
+                        options=JobOptions(diff=scope.diff))
     try:
         request.validate()
         async with DaemonClient(autostart=None, retries=5) as client:

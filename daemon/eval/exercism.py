@@ -40,7 +40,7 @@ from daemon.eval.fix import changed_file
 from daemon.eval.report import render
 from daemon.eval.scoring import parse_file_reply
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row, SuiteError
-from daemon.messages import SubmitJob
+from daemon.messages import JobOptions, SubmitJob
 
 DATA = Path(__file__).resolve().parent / "data" / "exercism"
 TEST_SECONDS = 60.0
@@ -239,7 +239,7 @@ class ExercismSuite:
                 if row == "team":
                     (root / file).write_text(current, encoding="utf-8")
                     run = await ctx.job(SubmitJob(kind="change", workspace=str(root), prompt=words, files=[file],
-                                                  options={"test_command": command}))
+                                                  options=JobOptions(test_command=command)))
                     written = changed_file(run, file)
                 else:
                     run = await ctx.complete(root, bare_prompt(words, file, current), max_tokens=BARE_MAX_TOKENS)

@@ -42,7 +42,7 @@ from typing import Any
 from daemon.eval.mutation import Candidate, Mutant, MutationError, candidates, is_test_file, python_files, sample_order
 from daemon.eval.scoring import parse_file_reply
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row, SuiteError
-from daemon.messages import SubmitJob
+from daemon.messages import JobOptions, SubmitJob
 from daemon.workspace.files import list_repo_files
 from daemon.workspace.reports import TestReport
 
@@ -282,9 +282,9 @@ class MutantsSuite:
             return run, None, "no corrected file in the reply" if corrected is None else "the file came back unchanged"
         return run, {**mutated, file: corrected}, ""
 
-    def _options(self) -> dict[str, Any]:
+    def _options(self) -> JobOptions:
         """The team's job options: the test command the scoring uses, when it is not the runner's own."""
-        return {"test_command": self._test_command} if self._test_command else {}
+        return JobOptions(test_command=self._test_command or None)
 
     def reference(self, model: str, results: list[ItemResult], rows: list[str]) -> tuple[str, dict[str, Any]]:
         """What ``troupe eval`` prints under the table and saves as ``reference``: the drawing, and per

@@ -18,7 +18,7 @@ from typing import Any
 from daemon.client import DaemonClient, DaemonError
 from daemon.eval.suite import Item, ItemResult, JobRun, Row, Suite
 from daemon.llm.gateway import TIME_LIMIT
-from daemon.messages import FINAL_STATES, JobInfo, SubmitJob, WorkspaceSettings
+from daemon.messages import FINAL_STATES, JobInfo, JobOptions, SubmitJob, WorkspaceSettings
 from daemon.payloads import ResultUsage, UsageData
 
 log = logging.getLogger("troupe.eval")
@@ -61,8 +61,8 @@ class DaemonContext:
         return await self._run_of(info, timed_out, time.monotonic() - started)
 
     async def complete(self, workspace: Path, prompt: str, *, max_tokens: int | None = None) -> JobRun:
-        options = {"max_tokens": max_tokens} if max_tokens else {}
-        return await self.job(SubmitJob(kind="complete", workspace=str(workspace), prompt=prompt, options=options))
+        return await self.job(SubmitJob(kind="complete", workspace=str(workspace), prompt=prompt,
+                                        options=JobOptions(max_tokens=max_tokens or None)))
 
     async def _wait(self, info: JobInfo) -> tuple[JobInfo, bool]:
         deadline = time.monotonic() + self.job_timeout

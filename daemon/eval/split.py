@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from daemon.eval.report import RowSummary, head, render, short
 from daemon.eval.runner import run_suite
 from daemon.eval.suite import Item, ItemResult, Suite
+from daemon.messages import JobOptions, SubmitJob
 
 if TYPE_CHECKING:
     from daemon.eval.runner import DaemonContext
@@ -44,15 +45,16 @@ def halves(items: list[Item]) -> tuple[list[Item], list[Item]]:
 class ExperienceContext:
     """The runner's context with every job told how to use experience (its ``options``)."""
 
-    def __init__(self, ctx: DaemonContext, options: dict[str, str]) -> None:
+    def __init__(self, ctx: DaemonContext, options: JobOptions) -> None:
         self.ctx, self.options = ctx, options
         self.model = ctx.model
 
     async def workspace(self, files: dict[str, str], name: str = "item") -> Path:
         return await self.ctx.workspace(files, name)
 
-    async def job(self, request: Any) -> JobRun:
-        request.options = {**request.options, **self.options}
+    async def job(self, request: SubmitJob) -> JobRun:
+        request.options = replace(request.options, experience=self.options.experience,
+                                  experience_workspace=self.options.experience_workspace)
         return await self.ctx.job(request)
 
     async def complete(self, workspace: Path, prompt: str, *, max_tokens: int | None = None) -> JobRun:
@@ -136,10 +138,10 @@ async def run_split(suite: Suite, ctx: DaemonContext, report: SplitReport, *, li
     learn, held = halves(suite.items()[:limit] if limit else suite.items())
     shared = await ctx.workspace({}, "experience")
     total = len(learn) + 2 * len(held)
-    plan: list[tuple[Half, Use, list[Item], dict[str, str]]] = [
-        ("learn", "on", learn, {"experience": "learn", "experience_workspace": str(shared)}),
-        ("held-out", "off", held, {"experience": "off"}),
-        ("held-out", "on", held, {"experience": "read", "experience_workspace": str(shared)})]
+    plan: list[tuple[Half, Use, list[Item], JobOptions]] = [
+        ("learn", "on", learn, JobOptions(experience="learn", experience_workspace=str(shared))),
+        ("held-out", "off", held, JobOptions(experience="off")),
+        ("held-out", "on", held, JobOptions(experience="read", experience_workspace=str(shared)))]
     for half, use, items, options in plan:
         arms: list[ArmResult] = []
 

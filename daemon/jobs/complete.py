@@ -20,7 +20,7 @@ from daemon.payloads import MessageData, PhaseFinishedData, PhaseStartedData, Us
 
 
 async def run_complete(job: RunningJob, gateway: Any, budget: Budget, emit: EventSink) -> JobResult:
-    cap = int(job.options.get("max_tokens") or COMPLETE_MAX_TOKENS)
+    cap = job.options.max_tokens or COMPLETE_MAX_TOKENS
     started = time.monotonic()
     await emit(Event(PhaseStartedData(phase="complete"), phase="complete"))
     try:

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from daemon.job_options import stored_options_or_none
 from daemon.payloads import PayloadError, job_result
 
 
 def job_title(kind: str, request: dict[str, Any]) -> str:
     """A job as a person names it, computed once here for every surface: "review on save: app.py",
     "tests: test_app.py", "change: make add() take three numbers"."""
-    given = request.get("options")
-    options: dict[str, Any] = given if isinstance(given, dict) else {}
-    on_save = " on save" if options.get("trigger") == "save" else ""
+    options = stored_options_or_none(request)
+    on_save = " on save" if options is not None and options.trigger == "save" else ""
     files = [f for f in request.get("files") or [] if isinstance(f, str)]
     named = ", ".join(files[:3]) + (f" (+{len(files) - 3} more)" if len(files) > 3 else "")
     if kind == "review":

@@ -98,10 +98,10 @@ class EngineExecutor:
             await self._static_first(job)
         spec = JobSpec(
             chain=job.kind, task=job.prompt or _default_task(job), workspace=job.workspace_root, files=job.files,
-            diff=job.options.get("diff"), job_id=job.id,
+            diff=job.options.diff, job_id=job.id,
             budget=Budget(tokens=settings.budget.tokens, dollars=settings.budget.dollars),
             resume_from=job.checkpoint if job.resumed and isinstance(job.checkpoint, dict) else None,
-            test_command=job.options.get("test_command"),
+            test_command=job.options.test_command,
         )
         try:
             experience = await self._experience(job)
@@ -111,10 +111,10 @@ class EngineExecutor:
         # an orchestrator (daemon.teams); a learned orchestrator's policy lives in the store.
         context = RunContext(self._gateway(settings), emit, settings, ask_human=ask_human,
                              on_checkpoint=job.save_checkpoint, experience=experience)
-        runner = TeamsRunner(context, options=job.options, policies=PolicyBook(self.store))
+        runner = TeamsRunner(context, options=job.options.scaling(), policies=PolicyBook(self.store))
         outcome = await runner.run(spec)
         mined = None
-        mode = job.options.get("experience") or "on"
+        mode = job.options.experience or "on"
         if experience is not None and mode == "learn":  # the next job (an eval's) must find what this one taught
             mined = await self._mine(experience, self._gateway(settings))
         elif experience is not None and mode == "on":
@@ -173,7 +173,7 @@ class EngineExecutor:
         from daemon.experience.session import JobExperience
         from daemon.experience.settings import JOB_MODES, load_experience_settings
 
-        mode = job.options.get("experience") or "on"
+        mode = job.options.experience or "on"
         if mode not in JOB_MODES:
             raise ConfigError(f"options.experience must be one of {', '.join(JOB_MODES)}, not {mode!r}")
         if self.store is None or mode == "off":
@@ -187,10 +187,10 @@ class EngineExecutor:
         if not settings.enabled:
             return None
         workspace_id = job.workspace_id
-        if job.options.get("experience_workspace"):
-            shared = await self.store.find_workspace_for(job.options["experience_workspace"])
+        if job.options.experience_workspace:
+            shared = await self.store.find_workspace_for(job.options.experience_workspace)
             if shared is None:
-                raise ConfigError(f"options.experience_workspace {job.options['experience_workspace']} is not "
+                raise ConfigError(f"options.experience_workspace {job.options.experience_workspace} is not "
                                   "a registered workspace")
             workspace_id = shared.id
         return JobExperience(self.store, settings, job_id=job.id, workspace_id=workspace_id)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from daemon.events import EventSink
+from daemon.job_options import JobOptions, stored_options
 
 AskHuman = Callable[[str], Awaitable[str]]
 """Ask the person a question; returns their answer (the job waits, without a worker slot)."""
@@ -51,8 +52,9 @@ class RunningJob:
         return list(self.request.get("files") or [])
 
     @property
-    def options(self) -> dict[str, Any]:
-        return dict(self.request.get("options") or {})
+    def options(self) -> JobOptions:
+        """The stored request's options as their record (checked when the job was submitted)."""
+        return stored_options(self.request)
 
 
 @dataclass

@@ -410,7 +410,7 @@ def _checked_files(request: SubmitJob, root: Path) -> tuple[SubmitJob, dict[str,
         kept, skipped = named_files(root, request.files)
     except (PathOutsideWorkspace, FileNotFoundError) as exc:
         raise Invalid(str(exc)) from None
-    if skipped and not kept and not request.options.get("diff"):
+    if skipped and not kept and not request.options.diff:
         name, why = next(iter(skipped.items()))
         raise TooLarge(f"{name}: skipped: {why}; nothing else was named to work on")
     return replace(request, files=kept), skipped

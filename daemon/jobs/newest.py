@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from daemon.job_options import stored_options
 from daemon.messages import SubmitJob
 
 MAX_MERGED_FILES = 20  # a superseding review takes over at most this many files in all
@@ -25,7 +26,7 @@ Content = dict[str, tuple[str, float]]
 
 
 def is_save_review(kind: str, request: dict[str, Any]) -> bool:
-    return kind == "review" and (request.get("options") or {}).get("trigger") == "save"
+    return kind == "review" and stored_options(request).trigger == "save"
 
 
 def superseding(request: SubmitJob, active: list[Any]) -> tuple[SubmitJob, list[Any]]:
@@ -42,7 +43,7 @@ def superseding(request: SubmitJob, active: list[Any]) -> tuple[SubmitJob, list[
         return request, []  # too much to take over: the store still keeps only the newest findings
     if files == request.files:
         return request, older
-    options = {k: v for k, v in request.options.items() if k != "diff"}  # the hunks covered only its own files
+    options = replace(request.options, diff=None)  # the hunks covered only its own files
     return replace(request, files=files, options=options), older
 
 

@@ -1,6 +1,6 @@
 """Run a job's chain at the scale its configuration asks for: the one entry point the daemon uses.
 
-    runner = TeamsRunner(RunContext(gateway, emit, settings, ask_human=ask_human), options=job.options,
+    runner = TeamsRunner(RunContext(gateway, emit, settings, ask_human=ask_human), options=job.options.scaling(),
                          policies=PolicyBook(store))
     outcome = await runner.run(spec)   # a JobOutcome (a TeamsOutcome with per-team costs for several teams)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import ConfigError, Settings, load_settings, with_overrides
-from daemon.messages import StreamEvent, SubmitJob
+from daemon.messages import JobOptions, StreamEvent, SubmitJob
 from daemon.payloads import WatchData
 
 log = logging.getLogger("troupe.watch")
@@ -142,10 +142,8 @@ class SaveTrigger:
         allowed = max(0, self._budget())
         for batch in batches[:allowed]:
             files = [rel for rel, _ in batch]
-            options: dict[str, Any] = {"trigger": "save", "hashes": dict(batch)}
             diff = await asyncio.to_thread(changed_hunks, self.root, files)
-            if diff:
-                options["diff"] = diff
+            options = JobOptions(trigger="save", hashes=dict(batch), diff=diff or None)
             job = await self.submit(SubmitJob(kind="review", workspace=str(self.root), files=files,
                                               priority="background", options=options))
             self._started.append(time.monotonic())
@@ -169,7 +167,7 @@ class SaveTrigger:
             self.notice("capped", files, "test run skipped: the per-minute cap of save-triggered jobs is spent")
             return
         job = await self.submit(SubmitJob(kind="test", workspace=str(self.root), files=files,
-                                          priority="background", options={"trigger": "save"}))
+                                          priority="background", options=JobOptions(trigger="save")))
         self._started.append(time.monotonic())
         self.jobs_started += 1
         self._queued_test = job.id

@@ -7,7 +7,7 @@ human), ``fail`` (an error message), and for a ``change`` job ``path``/``after``
 text of one file), ``tests_fail`` (the summary of a failed test run of it). A review job reports one
 finding per file. ``TROUPE_TEST_RESUMABLE=1`` makes the executor resumable. A job submitted through an
 adapter (the CLI, the language server, Slack), which sends no such options, says them in its prompt:
-``scripted(phases=3,hold=120)`` anywhere in it (numbers; the job's options win).
+``scripted(phases=3,hold=120)`` anywhere in it (numbers; the job's options.script wins).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class ScriptedExecutor:
         self.resumable = os.environ.get("TROUPE_TEST_RESUMABLE") == "1"
 
     async def run(self, job: RunningJob, emit: Any, ask_human: AskHuman) -> JobResult:
-        opts = {**prompt_options(job.prompt), **job.options}
+        opts = {**prompt_options(job.prompt), **(job.options.script or {})}
         done = int((job.checkpoint or {}).get("done", 0)) if job.resumed else 0
         for index in range(done, int(opts.get("phases", 1))):
             phase = f"phase{index + 1}"
@@ -76,7 +76,8 @@ class ScriptedExecutor:
 
 
 def job_root_ok(job: RunningJob) -> bool:
-    return job.workspace_root is not None and "path" in job.options and "after" in job.options
+    script = job.options.script or {}
+    return job.workspace_root is not None and "path" in script and "after" in script
 
 
 def _change(job: RunningJob, path: str, after: str) -> ChangeDraft:

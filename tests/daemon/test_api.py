@@ -10,7 +10,7 @@ from typing import Any
 
 import aiohttp
 
-from daemon.api.protocol import SubmitJob
+from daemon.api.protocol import JobOptions, SubmitJob
 from daemon.client import DaemonError
 from tests.daemon.conftest import DaemonProcess, wait_for
 
@@ -23,8 +23,11 @@ async def raw(daemon: DaemonProcess, method: str, path: str, data: bytes | None 
         return resp.status, await resp.json(content_type=None)
 
 
+SUBTRACT = JobOptions(script={"path": "app.py", "after": "def add(a, b):\n    return a - b\n"})
+
+
 def ask(repo: Path, prompt: str = "what is add?", **options: Any) -> SubmitJob:
-    return SubmitJob(kind="ask", workspace=str(repo), prompt=prompt, options=options)
+    return SubmitJob(kind="ask", workspace=str(repo), prompt=prompt, options=JobOptions(script=options or None))
 
 
 async def test_the_socket_and_home_are_private_to_their_user(daemon: DaemonProcess) -> None:
@@ -116,7 +119,7 @@ async def test_applying_a_change_after_the_file_moved_on_is_refused_and_writes_n
     target = repo / "app.py"
     async with daemon.client() as client:
         job = await client.submit(SubmitJob(kind="change", workspace=str(repo), prompt="subtract instead",
-                                            options={"path": "app.py", "after": "def add(a, b):\n    return a - b\n"}))
+                                            options=SUBTRACT))
         done = await wait_for(client, job.id)
         change = await client.change(done.result["change_id"])
         assert change.state == "proposed" and "-    return a + b" in change.diff
@@ -134,7 +137,8 @@ async def test_applying_a_change_after_the_file_moved_on_is_refused_and_writes_n
 async def test_applying_a_change_writes_it_and_records_it(daemon: DaemonProcess, repo: Path) -> None:
     async with daemon.client() as client:
         new_file = {"path": "calc/sub.py", "after": "def sub(a, b):\n    return a - b\n"}
-        job = await client.submit(SubmitJob(kind="change", workspace=str(repo), prompt="add sub", options=new_file))
+        job = await client.submit(SubmitJob(kind="change", workspace=str(repo), prompt="add sub",
+                                            options=JobOptions(script=new_file)))
         change_id = (await wait_for(client, job.id)).result["change_id"]
         applied = await client.apply_change(change_id)
         try:
@@ -150,7 +154,7 @@ async def test_a_change_an_editor_applied_itself_is_recorded_without_writing(dae
                                                                             repo: Path) -> None:
     async with daemon.client() as client:
         job = await client.submit(SubmitJob(kind="change", workspace=str(repo), prompt="subtract instead",
-                                            options={"path": "app.py", "after": "def add(a, b):\n    return a - b\n"}))
+                                            options=SUBTRACT))
         change_id = (await wait_for(client, job.id)).result["change_id"]
         (repo / "app.py").write_text("def add(a, b):\n    return a - b\n  # as the editor saved it\n")
         recorded = await client.apply_change(change_id, write=False)
@@ -167,6 +171,13 @@ async def test_errors_are_json_with_a_message_a_person_can_act_on(make_daemon: A
     assert status == 400 and "needs a prompt" in body["error"]["message"]
     status, body = await raw(daemon, "GET", "/v1/jobs/no-such-job")
     assert status == 404 and "no job with id 'no-such-job'" in body["error"]["message"]
+    for options, said in (({"max_tokens": "many"}, "SubmitJob.options.max_tokens: Expected `int | null`, got `str`"),
+                          ({"diff": "--- a/x"}, "options.diff is not an option of an ask job"),
+                          ({"teams": 0}, "options.teams must be between 1 and 16, got 0"),
+                          ({"tems": 2}, "SubmitJob.options: unknown field(s) tems; known fields are agents")):
+        status, body = await raw(daemon, "POST", "/v1/jobs", json.dumps(
+            {"kind": "ask", "workspace": str(repo), "prompt": "p", "options": options}).encode())
+        assert status == 400 and said in body["error"]["message"], body  # a malformed option, named
     status, body = await raw(daemon, "POST", "/v1/jobs", json.dumps(
         {"kind": "ask", "workspace": str(repo), "prompt": "x" * 10_000}).encode())
     assert status == 413 and body["error"]["code"] == "too_large" and "4,096 bytes" in body["error"]["message"]

@@ -90,12 +90,12 @@ def test_ask_review_jobs_findings_and_a_refused_apply(up: Path, repo: Path) -> N
 
 
 def test_a_change_that_conflicts_is_not_applied(up: Path, repo: Path) -> None:
-    from daemon.api.protocol import SubmitJob
+    from daemon.api.protocol import JobOptions, SubmitJob
     from daemon.client import SyncClient
 
     client = SyncClient(socket_path=up / "troupe.sock", autostart=False)
     job = client.submit(SubmitJob(kind="change", workspace=str(repo), prompt="x",
-                                  options={"path": "app.py", "after": "changed\n"}))
+                                  options=JobOptions(script={"path": "app.py", "after": "changed\n"})))
     while client.job(job.id).state != "succeeded":
         time.sleep(0.05)
     change_id = client.job(job.id).result["change_id"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from daemon.api.protocol import SubmitJob
+from daemon.api.protocol import JobOptions, SubmitJob
 from tests.daemon.conftest import DaemonProcess, wait_for
 
 
@@ -13,10 +13,10 @@ async def test_every_job_carries_a_title_a_person_can_read(daemon: DaemonProcess
     (repo / "b.py").write_text("x = 1\n")
     async with daemon.client() as client:
         on_save = await client.submit(SubmitJob(kind="review", workspace=str(repo), files=["app.py", "b.py"],
-                                                priority="background", options={"trigger": "save"}))
+                                                priority="background", options=JobOptions(trigger="save")))
         by_hand = await client.submit(SubmitJob(kind="review", workspace=str(repo), files=["app.py"]))
         asked = await client.submit(SubmitJob(kind="ask", workspace=str(repo), prompt="where  is\nadd() " + "x" * 80))
-        tests = await client.submit(SubmitJob(kind="test", workspace=str(repo), options={"trigger": "save"}))
+        tests = await client.submit(SubmitJob(kind="test", workspace=str(repo), options=JobOptions(trigger="save")))
         listed = {j.id: j.title for j in await client.jobs(state="all")}
     assert on_save.title == "review on save: app.py, b.py"
     assert by_hand.title == "review: app.py"
@@ -28,11 +28,14 @@ async def test_every_job_carries_a_title_a_person_can_read(daemon: DaemonProcess
 async def test_a_change_whose_tests_failed_says_so_in_the_job_the_change_and_the_event(
         daemon: DaemonProcess, repo: Path) -> None:
     async with daemon.client() as client:
-        failing = await client.submit(SubmitJob(kind="change", workspace=str(repo), prompt="three numbers", options={
-            "path": "app.py", "after": "def add(a, b, c):\n    return a + b\n",
-            "tests_fail": "Tests FAILED: 1 failed, 1 passed (pytest, 0.1 s)"}))
-        passing = await client.submit(SubmitJob(kind="change", workspace=str(repo), prompt="docs", options={
-            "path": "app.py", "after": "def add(a, b):\n    '''Add.'''\n    return a + b\n"}))
+        failing = await client.submit(SubmitJob(kind="change", workspace=str(repo), prompt="three numbers",
+                                                options=JobOptions(script={
+                                                    "path": "app.py", "after": "def add(a, b, c):\n    return a + b\n",
+                                                    "tests_fail": "Tests FAILED: 1 failed, 1 passed (pytest, 0.1 s)"})))
+        passing = await client.submit(SubmitJob(kind="change", workspace=str(repo), prompt="docs",
+                                                options=JobOptions(script={
+                                                    "path": "app.py",
+                                                    "after": "def add(a, b):\n    '''Add.'''\n    return a + b\n"})))
         failed_job, passed_job = await wait_for(client, failing.id), await wait_for(client, passing.id)
         failed_change = await client.change(failed_job.result["change_id"])
         passed_change = await client.change(passed_job.result["change_id"])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.api.protocol import ProtocolError, StreamEvent, SubmitJob
+from daemon.api.protocol import JobOptions, ProtocolError, StreamEvent, SubmitJob
 from daemon.jobs.progress import advance
 from daemon.payloads import PAYLOADS, JobProgress, PayloadError, QuestionData, UsageData, job_result, payload
 from tests.daemon.conftest import DaemonProcess, wait_for
@@ -50,7 +50,7 @@ async def test_every_event_and_the_job_carry_the_progress_the_daemon_computed(
         daemon: DaemonProcess, repo: Path) -> None:
     async with daemon.client() as client:
         job = await client.submit(SubmitJob(kind="ask", workspace=str(repo), prompt="hi",
-                                            options={"phases": 2, "ask": "Which database?"}))
+                                            options=JobOptions(script={"phases": 2, "ask": "Which database?"})))
         waiting = await wait_for(client, job.id, states=("waiting_for_answer",))
         await client.answer(job.id, "postgres")
         events = [e async for e in client.events(job.id)]

@@ -26,6 +26,7 @@ def all_message_types() -> list[type[Message]]:
 def test_every_message_type_has_a_json_round_trip() -> None:
     samples = {
         "SubmitJob": {"kind": "review", "workspace": "/r", "files": ["a.py"]},
+        "JobOptions": {"diff": "--- a/a.py", "trigger": "save", "hashes": {"a.py": "0f"}, "teams": 2},
         "Answer": {"text": "postgres"},
         "RegisterWorkspace": {"root": "/r", "settings": {"model": "openai/gpt-4o-mini", "review_on_save": False}},
         "WorkspaceSettings": {"model": "ollama/llama3", "review_on_save": True, "test_on_save": False},

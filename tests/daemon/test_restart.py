@@ -7,13 +7,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from daemon.api.protocol import SubmitJob
+from daemon.api.protocol import JobOptions, SubmitJob
 from tests.daemon.conftest import wait_for
 
 
 def slow(repo: Path, **options: Any) -> SubmitJob:
     return SubmitJob(kind="ask", workspace=str(repo), prompt="take your time",
-                     options={"phases": 3, "sleep": 0.4, **options})
+                     options=JobOptions(script={"phases": 3, "sleep": 0.4, **options}))
 
 
 async def wait_event(client: Any, job_id: str, kind: str, text: str = "") -> None:
@@ -74,7 +74,7 @@ async def test_a_question_survives_a_restart_and_its_answer_finishes_the_job(mak
     daemon = make_daemon().start(TROUPE_TEST_RESUMABLE="1")
     async with daemon.client() as client:
         job = await client.submit(SubmitJob(kind="ask", workspace=str(repo), prompt="build it",
-                                            options={"ask": "SQLite or Postgres?"}))
+                                            options=JobOptions(script={"ask": "SQLite or Postgres?"})))
         await wait_for(client, job.id, states=("waiting_for_answer",))
     daemon.kill9()
 

@@ -30,7 +30,7 @@ async def test_an_empty_reply_fails_the_complete_job(llm, ctx) -> None:
 @pytest.mark.parametrize("cap", [0, "many", True, 10**6])
 def test_a_complete_job_with_a_bad_cap_is_refused(cap: object) -> None:
     with pytest.raises(ProtocolError, match="max_tokens"):
-        SubmitJob(kind="complete", workspace="/repo", prompt="hi", options={"max_tokens": cap}).validate()
+        SubmitJob.from_json({"kind": "complete", "workspace": "/repo", "prompt": "hi", "options": {"max_tokens": cap}})
 
 
 async def test_a_reply_cut_at_its_cap_marks_the_job_capped(llm, ctx) -> None:

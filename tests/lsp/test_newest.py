@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from daemon.api.protocol import ACTIVE_STATES, SubmitJob
+from daemon.api.protocol import ACTIVE_STATES, JobOptions, SubmitJob
 from daemon.client import DaemonError
 from tests.daemon.conftest import DaemonProcess
 from tests.fakes.llm_server import FakeLLM
@@ -98,7 +98,7 @@ async def test_an_ask_runs_at_once_while_five_reviews_are_in_flight(
     llm.fail_next("hang", seconds=30, times=2)  # the two reviews that run hang; three more queue
     async with engine_daemon.client() as client:
         reviews = [await client.submit(SubmitJob(kind="review", workspace=str(calc.parent), files=[name],
-                                                 priority="background", options={"trigger": "save"}))
+                                                 priority="background", options=JobOptions(trigger="save")))
                    for name in files]
         try:
             await until(lambda: len(hung(llm, "", since)) == 2, what="two hung reviews")

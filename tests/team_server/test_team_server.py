@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from daemon.api.protocol import FINAL_STATES, JobInfo, StreamEvent, SubmitJob
+from daemon.api.protocol import FINAL_STATES, JobInfo, JobOptions, StreamEvent, SubmitJob
 from daemon.client import DaemonError
 from tests.lsp.conftest import until, uri_of
 from tests.team_server import adapters
@@ -181,7 +181,7 @@ async def test_a_job_cancelled_on_one_node_is_stopped_on_the_worker_running_it(t
     ada = [team.client(url, team.tokens["ada"]) for url in team.urls]
     try:
         job = await ada[0].submit(SubmitJob(kind="ask", workspace=SHOP, prompt="wait",
-                                            options={"phases": 2, "hold": 120}))
+                                            options=JobOptions(script={"phases": 2, "hold": 120})))
         await _wait(lambda: _holding(ada[1], job.id), "the job to hold")
         assert team.running_on(job.id) is not None
         cancelled = await ada[1].cancel(job.id)
@@ -203,7 +203,7 @@ async def test_a_question_asked_on_a_worker_is_answered_on_either_node(team: Tea
     ada = [team.client(url, team.tokens["ada"]) for url in team.urls]
     try:
         job = await ada[0].submit(SubmitJob(kind="ask", workspace=SHOP, prompt="fix it",
-                                            options={"ask": "which file?"}))
+                                            options=JobOptions(script={"ask": "which file?"})))
 
         async def waiting() -> bool:
             return (await ada[1].job(job.id)).state == "waiting_for_answer"

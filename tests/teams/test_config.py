@@ -60,14 +60,23 @@ def test_the_command_line_flags_become_the_jobs_options() -> None:
 
 
 def test_the_protocol_refuses_bad_options_with_a_readable_error() -> None:
-    SubmitJob(kind="change", workspace="/repo", prompt="p", options={"teams": 4, "agents": 32,
-                                                                     "topology": "mesh"}).validate()
+    def submit(**options: object) -> SubmitJob:  # as a client's JSON reaches the daemon
+        return SubmitJob.from_json({"kind": "change", "workspace": "/repo", "prompt": "p", "options": options})
+
+    assert submit(teams=4, agents=32, topology="mesh").options.scaling() == {"teams": 4, "agents": 32,
+                                                                             "topology": "mesh"}
     with pytest.raises(ProtocolError, match=r"options\.teams must be between 1 and 16, got 0"):
-        SubmitJob(kind="change", workspace="/repo", prompt="p", options={"teams": 0}).validate()
+        submit(teams=0)
     with pytest.raises(ProtocolError, match=r"options\.orchestrator = 'smart' is not one of"):
-        SubmitJob(kind="change", workspace="/repo", prompt="p", options={"orchestrator": "smart"}).validate()
+        submit(orchestrator="smart")
     with pytest.raises(ProtocolError, match=r"options\.merge = 'never' is not one of: always, when-needed"):
-        SubmitJob(kind="change", workspace="/repo", prompt="p", options={"merge": "never"}).validate()
+        submit(merge="never")
+    with pytest.raises(ProtocolError, match=r"options\.teams: Expected `int \| null`, got `str`"):
+        submit(teams="four")
+    with pytest.raises(ProtocolError, match=r"options: unknown field\(s\) team; known fields are agents"):
+        submit(team=2)
+    with pytest.raises(ProtocolError, match=r"options\.diff is not an option of a change job; a change job takes: "):
+        submit(diff="--- a/x\n")
 
 
 def test_job_options_win_over_the_chain_file() -> None:

@@ -9,6 +9,15 @@ export const JOB_KINDS: readonly JobKind[] = ["ask", "build", "change", "review"
 export const ACTIVE_STATES: readonly string[] = ["queued", "running", "waiting_for_answer"];
 export const FINAL_STATES: readonly string[] = ["succeeded", "failed", "cancelled"];
 export const SEVERITIES: readonly Severity[] = ["critical", "major", "minor", "info"];
+/** The options each job kind takes (daemon/job_options.py); the daemon refuses any other. */
+export const JOB_OPTIONS: { readonly [K in JobKind]: readonly (keyof JobOptions)[] } = {
+  ask: ["test_command", "experience", "experience_workspace", "commit", "previous_job", "source", "slack_thread", "teams", "topology", "agents", "orchestrator", "merge"],
+  build: ["test_command", "experience", "experience_workspace", "commit", "previous_job", "source", "slack_thread", "teams", "topology", "agents", "orchestrator", "merge"],
+  change: ["test_command", "experience", "experience_workspace", "commit", "previous_job", "source", "slack_thread", "teams", "topology", "agents", "orchestrator", "merge"],
+  review: ["diff", "trigger", "hashes", "test_command", "experience", "experience_workspace", "commit", "previous_job", "source", "slack_thread", "teams", "topology", "agents", "orchestrator", "merge"],
+  test: ["trigger", "test_command", "experience", "experience_workspace", "commit", "previous_job", "source", "slack_thread", "teams", "topology", "agents", "orchestrator", "merge"],
+  complete: ["max_tokens", "commit", "previous_job", "source", "slack_thread"],
+};
 
 export interface AnswerData {
   question_id?: string;
@@ -157,6 +166,27 @@ export interface JobInfo {
 
 export interface JobList {
   jobs: JobInfo[];
+}
+
+/** Every field is optional; OPTIONS_FOR says which a kind takes. */
+export interface JobOptions {
+  diff?: string | null;
+  trigger?: "save" | null;
+  hashes?: Record<string, string> | null;
+  max_tokens?: number | null;
+  test_command?: string | null;
+  experience?: "learn" | "off" | "on" | "read" | null;
+  experience_workspace?: string | null;
+  commit?: string | null;
+  previous_job?: string | null;
+  source?: string | null;
+  slack_thread?: string | null;
+  teams?: number | null;
+  topology?: string | null;
+  agents?: number | null;
+  orchestrator?: string | null;
+  merge?: string | null;
+  script?: Record<string, unknown> | null;
 }
 
 /** Where a job stands, computed once by the daemon (daemon.jobs.progress) and sent with every `JobInfo` and every job event, so that no surface folds events itself. */
@@ -328,6 +358,17 @@ export interface StreamEvent {
   at?: number | null;
   workspace?: string | null;
   progress?: JobProgress | null;
+}
+
+/** Ask the daemon to do something. `workspace` is the repository root (absolute path). */
+export interface SubmitJob {
+  kind: "ask" | "build" | "change" | "complete" | "review" | "test";
+  workspace?: string | null;
+  prompt?: string | null;
+  files?: string[];
+  priority?: "background" | "interactive" | "normal" | null;
+  options?: JobOptions;
+  history?: string[];
 }
 
 export interface TestFailure {
