@@ -118,7 +118,9 @@ class DaemonClient:
         self.socket_path = Path(socket_path) if socket_path else None
         if tcp_url is None and socket_path is None:  # a team server (`troupe server`), with this person's token
             tcp_url, token = os.environ.get("TROUPE_SERVER_URL") or None, token or os.environ.get("TROUPE_TOKEN")
-        self.tcp_url = tcp_url.rstrip("/") if tcp_url else None
+        # several API nodes of a team server, comma-separated: the next one when one cannot be reached
+        self.tcp_urls = [u.strip().rstrip("/") for u in (tcp_url or "").split(",") if u.strip()]
+        self.tcp_url = self.tcp_urls[0] if self.tcp_urls else None
         self.token = token
         env = os.environ.get("TROUPE_AUTOSTART", "1")
         self.autostart = (env not in ("0", "false", "no")) if autostart is None else autostart
@@ -160,6 +162,10 @@ class DaemonClient:
         """After a failed connection: start the daemon once (when allowed), else back off; after
         ``retries`` attempts raise :class:`DaemonError`, unless ``patient`` (wait as long as it takes,
         never starting the daemon)."""
+        if len(self.tcp_urls) > 1:  # the next API node (a load balancer's job, done by the client)
+            lost = self.tcp_url or ""
+            self.tcp_url = self.tcp_urls[(self.tcp_urls.index(lost) + 1) % len(self.tcp_urls)]
+            log.info("cannot reach %s (%s); trying %s", lost, exc, self.tcp_url)
         if patient:
             await RECONNECT.wait(attempt)
             return
