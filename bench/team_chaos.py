@@ -61,11 +61,10 @@ def cluster_on(pg: PostgresServer, folder: Path, *, people: list[str], limits: s
                workers: int = 3) -> TeamCluster:
     url = pg.create_database()
     Store.open(url).close()
-    cluster = TeamCluster(folder, url, executor=SCRIPTED)
+    cluster = TeamCluster(folder, url, executor=SCRIPTED, limits=limits or "jobs = 0\nrequests_per_second = 0")
     text = cluster.config.read_text().replace('shared_with = ["ada"]', f"shared_with = {['ada', *people]!r}"
                                                .replace("'", '"'))
-    cluster.config.write_text(text + (f"[limits]\n{limits}\n" if limits else "[limits]\njobs = 0\n"
-                                      "requests_per_second = 0\n"))
+    cluster.config.write_text(text)
     cluster.add_people("ada", *people)
     cluster.add_person("slack-bot", bot=True)
     cluster.add_person("ada", slack_user="UANN")

@@ -26,6 +26,9 @@ from daemon.client import DaemonClient
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTED = "tests.daemon.executors:scripted"
+LIMITS = "jobs = 100\nrequests_per_second = 100\nburst = 200"
+"""The clusters' [limits]: the tests' people submit 50 jobs at once (tests/team_server/test_limits_audit.py
+sets its own, low, to hit them)."""
 
 
 def git_repository(root: Path, files: dict[str, str] | None = None) -> Path:
@@ -43,13 +46,14 @@ class TeamCluster:
     """API nodes and workers sharing one PostgreSQL database; see the module docstring."""
 
     def __init__(self, folder: Path, store_url: str, *, llm_url: str | None = None, executor: str | None = None,
-                 files: dict[str, str] | None = None) -> None:
+                 files: dict[str, str] | None = None, limits: str = LIMITS) -> None:
         self.folder, self.store_url, self.llm_url = folder, store_url, llm_url
         self.remote = git_repository(folder / "remote", files)
         self.config = folder / "team.toml"
         self.config.write_text(
             f'[store]\nurl = "{store_url}"\n[server]\nhost = "127.0.0.1"\nport = 0\n'
             f'[worker]\nconcurrency = 1\ncache = "{folder / "cache"}"\n'
+            f'[limits]\n{limits}\n'
             f'[[workspace]]\nname = "shop"\nremote = "{self.remote}"\nchannel = "CSHOP"\nshared_with = ["ada"]\n'
             f'[[workspace]]\nname = "vault"\nremote = "{self.remote}"\nshared_with = ["eve"]\n')
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("TROUPE_", "OPENAI_", "ANTHROPIC_"))}

@@ -28,9 +28,7 @@ SHOP, VAULT = "/team/shop", "/team/vault"
 def limited(postgres: Any, postgres_template: str) -> Iterator[TeamCluster]:
     url = postgres.create_database(template=postgres_template)
     folder = Path(tempfile.mkdtemp(prefix="trlim-", dir="/tmp"))
-    cluster = TeamCluster(folder, url, executor=SCRIPTED)
-    with cluster.config.open("a") as config:
-        config.write("[limits]\njobs = 2\nrequests_per_second = 4\nburst = 4\n")
+    cluster = TeamCluster(folder, url, executor=SCRIPTED, limits="jobs = 2\nrequests_per_second = 4\nburst = 4")
     try:
         cluster.add_people("ada", "eve")
         cluster.start_servers(1)
