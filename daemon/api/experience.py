@@ -22,12 +22,12 @@ from daemon.api.protocol_experience import (
 from daemon.api.routes import answer, daemon, id_param, int_query, read_body, workspace_for
 from daemon.api.state import DaemonState
 from daemon.experience.text import scrub
-from storage import POOLS
+from storage import POOLS, Experience
 
 routes = web.RouteTableDef()
 
 
-async def experience_info(d: DaemonState, e: Any) -> ExperienceInfo:
+async def experience_info(d: DaemonState, e: Experience) -> ExperienceInfo:
     return ExperienceInfo(id=e.id, pool=e.pool, key=e.key, value=e.value, task=e.task, score=e.score, uses=e.uses,
                           pinned=e.pinned, batch=e.batch, workspace=await d.jobs.workspace_root(e.workspace_id),
                           job_id=e.job_id, chain=e.chain, phase=e.phase, role=e.role, data=e.data,
@@ -106,7 +106,7 @@ async def import_(request: web.Request) -> web.Response:
     return answer(ImportResult(added=added, skipped=skipped))
 
 
-def _scrubbed(row: Any) -> Any:
+def _scrubbed(row: Any) -> Any:  # Any: an imported dump's JSON, walked whatever its shape
     if isinstance(row, str):
         return scrub(row)
     if isinstance(row, dict):

@@ -8,7 +8,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Literal, overload
 
 from aiohttp import web
 
@@ -22,6 +22,7 @@ from daemon.api.protocol import (
     FilesSaved,
     FindingList,
     FindingUpdate,
+    JobInfo,
     JobList,
     LintRequest,
     Message,
@@ -35,6 +36,7 @@ from daemon.api.protocol import (
 from daemon.api.state import DAEMON, MAX_BODY, DaemonState
 from daemon.experience.learnings import record_learning
 from daemon.schema import TOO_DEEP, plain_json
+from storage import Job, Workspace
 
 MAX_ID = 2**63 - 1  # SQLite's INTEGER
 
@@ -97,14 +99,14 @@ def int_query(request: web.Request, name: str, default: int, *, maximum: int = 1
     return int(raw)
 
 
-async def job_info(d: DaemonState, job: Any) -> Any:
+async def job_info(d: DaemonState, job: Job) -> JobInfo:
     usage = None if job.state.is_terminal else await d.store.job_usage(job.id)
     return views.job_info(job, workspace=await d.jobs.workspace_root(job.workspace_id), usage=usage,
                           question=d.jobs.pending_question(job.id) or await _stored_question(d, job),
                           progress=d.jobs.progress(job.id))
 
 
-async def _stored_question(d: DaemonState, job: Any) -> tuple[str, str] | None:
+async def _stored_question(d: DaemonState, job: Job) -> tuple[str, str] | None:
     if job.state.value != "waiting_for_answer":
         return None
     from daemon.jobs.questions import QuestionBook
@@ -113,7 +115,11 @@ async def _stored_question(d: DaemonState, job: Any) -> tuple[str, str] | None:
     return (pending.question_id, pending.text) if pending else None
 
 
-async def workspace_for(d: DaemonState, root: str | None, *, required: bool = True) -> Any:
+@overload
+async def workspace_for(d: DaemonState, root: str | None, *, required: Literal[True] = True) -> Workspace: ...
+@overload
+async def workspace_for(d: DaemonState, root: str | None, *, required: bool) -> Workspace | None: ...
+async def workspace_for(d: DaemonState, root: str | None, *, required: bool = True) -> Workspace | None:
     if not root:
         if required:
             raise ProtocolError("say which workspace: ?workspace=/absolute/path/of/the/repository")

@@ -17,7 +17,6 @@ import secrets
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
@@ -112,7 +111,7 @@ class JsonErrorHandler(RequestHandler):
     an unknown method, a URL or header over the size limit, a broken body) as the API's JSON error
     instead of plain text; such a client mistake is logged as one, not as a daemon failure."""
 
-    def handle_error(self, request: Any, status: int = 500, exc: BaseException | None = None,
+    def handle_error(self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None,
                      message: str | None = None) -> web.StreamResponse:
         if status >= 500:
             log.error("error reading a request: %s", exc or message, exc_info=exc)

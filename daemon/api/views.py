@@ -6,7 +6,7 @@ says so), so an enum's value is cast to its Literal here.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 from daemon.api.protocol import (
     ChangeInfo,
@@ -27,9 +27,10 @@ from daemon.api.protocol import (
 from daemon.jobs.describe import job_title, tests_failed
 from daemon.jobs.progress import advance
 from daemon.payloads import JobProgress, JobResult, PayloadError, PendingQuestion, ResultUsage, job_result
+from storage import Change, Finding, Job, JobEvent, UsageTotals, Workspace
 
 
-def job_info(job: Any, *, workspace: str | None, usage: Any = None,
+def job_info(job: Job, *, workspace: str | None, usage: UsageTotals | None = None,
              question: tuple[str, str] | None = None, progress: JobProgress | None = None) -> JobInfo:
     result = job.result if isinstance(job.result, dict) else ({"value": job.result} if job.result else None)
     try:
@@ -55,16 +56,16 @@ def job_info(job: Any, *, workspace: str | None, usage: Any = None,
     )
 
 
-def job_state(job: Any) -> JobState:
+def job_state(job: Job) -> JobState:
     return cast(JobState, str(job.state))
 
 
-def event_info(event: Any, *, workspace: str | None, progress: JobProgress | None = None) -> StreamEvent:
+def event_info(event: JobEvent, *, workspace: str | None, progress: JobProgress | None = None) -> StreamEvent:
     return StreamEvent(kind=event.kind, data=event.data or {}, job_id=event.job_id, seq=event.seq,
                        phase=event.phase, role=event.role, at=event.at, workspace=workspace, progress=progress)
 
 
-def events_info(events: list[Any], *, after: int, workspace: str | None) -> list[StreamEvent]:
+def events_info(events: list[JobEvent], *, after: int, workspace: str | None) -> list[StreamEvent]:
     """A job's stored events after seq ``after``, each with the progress it left (``events``: all, from 1)."""
     shown, progress = [], JobProgress()
     for event in events:
@@ -74,7 +75,7 @@ def events_info(events: list[Any], *, after: int, workspace: str | None) -> list
     return shown
 
 
-def finding_info(finding: Any, *, workspace: str | None) -> FindingInfo:
+def finding_info(finding: Finding, *, workspace: str | None) -> FindingInfo:
     return FindingInfo(
         id=finding.id, file=finding.file, severity=cast(Severity, str(finding.severity)), message=finding.message,
         start_line=finding.start_line, start_col=finding.start_col, end_line=finding.end_line,
@@ -85,7 +86,7 @@ def finding_info(finding: Any, *, workspace: str | None) -> FindingInfo:
     )
 
 
-def change_info(change: Any, *, workspace: str | None, job_result: Any = None) -> ChangeInfo:
+def change_info(change: Change, *, workspace: str | None, job_result: object = None) -> ChangeInfo:
     edits = change.edits
     files = [e.get("path") for e in edits.get("edits", [])] if isinstance(edits, dict) else []
     return ChangeInfo(id=change.id, job_id=change.job_id, state=cast(ChangeState, str(change.state)), diff=change.diff,
@@ -94,12 +95,12 @@ def change_info(change: Any, *, workspace: str | None, job_result: Any = None) -
                       tests_failed=tests_failed(job_result if isinstance(job_result, dict) else None))
 
 
-def workspace_info(workspace: Any, *, watching: bool = False, mode: str | None = None) -> WorkspaceInfo:
+def workspace_info(workspace: Workspace, *, watching: bool = False, mode: str | None = None) -> WorkspaceInfo:
     return WorkspaceInfo(id=workspace.id, root=workspace.root, watching=watching, watch_mode=mode,
                          settings=workspace_settings(workspace))
 
 
-def workspace_settings(workspace: Any) -> WorkspaceSettings:
+def workspace_settings(workspace: Workspace) -> WorkspaceSettings:
     """The editor overrides the store keeps for a workspace (``settings["overrides"]``)."""
     stored = (workspace.settings or {}).get("overrides") or {}
     try:

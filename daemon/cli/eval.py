@@ -11,12 +11,18 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, TextIO
 
 from daemon.eval.suite import SUITES
 
+if TYPE_CHECKING:
+    from daemon.eval.report import EvalReport
+    from daemon.eval.split import ArmResult, SplitReport
+    from daemon.eval.suite import ItemResult, Suite
 
-def add_eval_parser(sub: Any) -> None:
+
+def add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("eval", help="measure the team on a benchmark (review, fix, ask, build, exercism, "
                        "mutants) beside the bare model",
                        description="Run a suite's items as real jobs through the daemon, each in its own temporary "
@@ -42,6 +48,9 @@ def add_eval_parser(sub: Any) -> None:
                    "(default: its Python files outside the tests)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="mutants: the seed of the draw (-n N: the first N mutants its tests kill, in this order)")
+    p.add_argument("--on-save", action="store_true", help="mutants: each mutant is a save over the unmutated "
+                   "commit, reviewed with its diff as the watcher sends it (default: the mutant committed, the "
+                   "whole file reviewed)")
     p.add_argument("--out", metavar="FILE", help="write the full results (every item, model, commit) as JSON")
     p.add_argument("--job-timeout", type=float, default=900.0, metavar="S",
                    help="seconds to wait for one job before cancelling it and recording the item as failed")
@@ -53,11 +62,11 @@ def add_eval_parser(sub: Any) -> None:
 class ProgressBar:
     """One line on stderr, redrawn on a terminal; one line per item otherwise."""
 
-    def __init__(self, suite: str, stream: Any = sys.stderr) -> None:
+    def __init__(self, suite: str, stream: TextIO = sys.stderr) -> None:
         self.suite, self.stream, self.live = suite, stream, stream.isatty()
         self.started = time.monotonic()
 
-    def __call__(self, result: Any, done: int, total: int, label: str | None = None) -> None:
+    def __call__(self, result: ItemResult, done: int, total: int, label: str | None = None) -> None:
         label = label or result.row
         mark = ("solved" if result.solved else "unsolved") + ("" if result.status == "ok" else f", {result.status}")
         elapsed = time.monotonic() - self.started
@@ -84,6 +93,7 @@ def run_eval(args: argparse.Namespace) -> int:
     data, options = args.data, {}
     if args.suite == "mutants":  # the drawing needs N and the seed before the items exist
         data, options = args.repo or args.data, {"files": args.files, "n": args.limit, "seed": args.seed,
+                                                 "on_save": args.on_save,
                                                  "progress": lambda line: print(line, file=sys.stderr)}
     try:
         suite = load_suite(args.suite, Path(data) if data else None, **options)
@@ -92,7 +102,7 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"troupe: {exc}", file=sys.stderr)
         return 2
     rows = tuple(args.rows or ("team", "bare"))
-    report: Any
+    report: EvalReport | SplitReport
     if args.experience_split:
         from daemon.eval.split import SplitReport, halves
 
@@ -118,7 +128,7 @@ def run_eval(args: argparse.Namespace) -> int:
     data = report.to_json()
     reference = getattr(suite, "reference", None)  # a suite's comparison with published figures (exercism)
     extra = ""
-    if callable(reference) and not args.experience_split:
+    if callable(reference) and isinstance(report, EvalReport):  # not an --experience-split run
         extra, data["reference"] = reference(report.model, report.results, list(report.rows))
     if args.out:
         Path(args.out).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
@@ -126,23 +136,19 @@ def run_eval(args: argparse.Namespace) -> int:
     return status
 
 
-def _interrupt(signum: int, frame: Any) -> None:
+def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-async def _run(suite: Any, args: argparse.Namespace, report: Any) -> None:
+async def _run(suite: Suite, args: argparse.Namespace, report: EvalReport | SplitReport) -> None:
     """Fill ``report.results`` as items finish (so an interrupted run keeps them)."""
     from daemon.client import DaemonClient
     from daemon.eval.runner import DaemonContext, run_suite
-    from daemon.eval.split import run_split
+    from daemon.eval.split import SplitReport, run_split
 
     progress = ProgressBar(suite.name)
 
-    def on_result(result: Any, done: int, total: int) -> None:
-        report.results.append(result)
-        progress(result, done, total)
-
-    def on_arm(arm: Any, done: int, total: int) -> None:  # run_split keeps the results in the report itself
+    def on_arm(arm: ArmResult, done: int, total: int) -> None:  # run_split keeps the results in the report itself
         progress(arm.result, done, total, label=f"{arm.half} ({arm.experience})")
 
     async with DaemonClient() as client:
@@ -151,13 +157,19 @@ async def _run(suite: Any, args: argparse.Namespace, report: Any) -> None:
         if args.keep:
             print(f"workspaces kept in {ctx.scratch}", file=sys.stderr)
         try:
-            if args.experience_split:
+            if isinstance(report, SplitReport):  # --experience-split
                 await run_split(suite, ctx, report, limit=args.limit, on_result=on_arm)
                 if report.learnt == 0:
                     print("troupe: the learning half left no experience (none of its jobs succeeded, or experience "
                           "is off in the daemon: TROUPE_EXPERIENCE=off, [experience] enabled = false)", file=sys.stderr)
             else:
-                await run_suite(suite, ctx, rows=tuple(report.rows), limit=args.limit, on_result=on_result)
+                plain = report
+
+                def on_result(result: ItemResult, done: int, total: int) -> None:
+                    plain.results.append(result)
+                    progress(result, done, total)
+
+                await run_suite(suite, ctx, rows=tuple(plain.rows), limit=args.limit, on_result=on_result)
         finally:
             report.model = _model_used(args.model, sorted(ctx.models_seen))
             await ctx.close()

@@ -6,13 +6,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from daemon.api.protocol_experience import ExperienceInfo
+    from daemon.client import DaemonClient
 
 POOLS = ("instructor", "assistant", "agent", "workflow", "learning")
 
 
-def add_experience_parser(sub: Any, json_flag: Any) -> None:
+def add_experience_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+                          json_flag: Callable[[argparse.ArgumentParser], None]) -> None:
     p = sub.add_parser("experience", help="what the team has learnt: search, list, curate, export")
     exp = p.add_subparsers(dest="experience_command", metavar="ACTION")
     s = exp.add_parser("search", help="full-text search over experience, findings and past jobs' events")
@@ -40,14 +46,14 @@ def add_experience_parser(sub: Any, json_flag: Any) -> None:
     json_flag(s)
 
 
-def _line(e: Any) -> str:
+def _line(e: ExperienceInfo) -> str:
     pin = "*" if e.pinned else " "
     where = f"{e.phase or e.chain or ''}"
     text = e.value.replace("\n", " ")
     return f"{e.id:>5}{pin} {e.pool:<10} {where:<16} {e.uses:>4} uses  {e.score:>5.2f}  {text[:80]}"
 
 
-def _read_jsonl(name: str) -> list[dict[str, Any]]:
+def _read_jsonl(name: str) -> list[dict[str, Any]]:  # Any: JSON lines from a file; the daemon checks them
     text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
     rows = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -59,7 +65,7 @@ def _read_jsonl(name: str) -> list[dict[str, Any]]:
     return rows
 
 
-async def cmd_experience(client: Any, args: argparse.Namespace) -> int:
+async def cmd_experience(client: DaemonClient, args: argparse.Namespace) -> int:
     from daemon.cli.commands import emit
 
     action = args.experience_command

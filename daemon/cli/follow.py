@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import sys
-from typing import Any
 
-from daemon.api.protocol import JobInfo, SubmitJob
+from daemon.api.protocol import ChangeInfo, JobInfo, SubmitJob
 from daemon.cli.render import Progress, money
 from daemon.cli.viewer_link import print_viewer_link
 from daemon.client import DaemonClient, DaemonError
@@ -48,7 +48,7 @@ async def follow_job(client: DaemonClient, job: JobInfo, *, quiet: bool) -> JobI
     return await client.job(job.id)
 
 
-def print_outcome(job: JobInfo, change: Any, *, applied: Any = None) -> None:
+def print_outcome(job: JobInfo, change: ChangeInfo | None, *, applied: ChangeInfo | None = None) -> None:
     result = job.outcome
     if result.reply:
         print(result.reply)
@@ -70,7 +70,7 @@ def print_outcome(job: JobInfo, change: Any, *, applied: Any = None) -> None:
     print(line, file=sys.stderr if job.state != "succeeded" else sys.stdout)
 
 
-async def submit_and_follow(client: DaemonClient, request: SubmitJob, args: Any) -> int:
+async def submit_and_follow(client: DaemonClient, request: SubmitJob, args: argparse.Namespace) -> int:
     job = await client.submit(request)
     if getattr(args, "no_wait", False):
         print(json.dumps(job.to_json()) if args.json else job.id)

@@ -7,7 +7,7 @@ import asyncio
 import itertools
 import sys
 import time
-from typing import Any, TextIO
+from typing import TextIO
 
 from daemon.api.protocol import FindingInfo, JobInfo, StreamEvent
 from daemon.payloads import (
@@ -79,7 +79,7 @@ class Progress:
             self._task = asyncio.create_task(self._spin())
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         if self._task is not None:
             self._task.cancel()
             self._clear()

@@ -7,10 +7,13 @@ import asyncio
 import logging
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from daemon.team_server.config import TeamConfig
 
 
-def add_team_parsers(sub: Any) -> None:
+def add_team_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("server", help="a team server's API node on TCP, for many people (PostgreSQL, "
                                       "jobs run by `troupe worker`)")
     p.add_argument("--config", metavar="FILE", help="the team config (default: TROUPE_TEAM_CONFIG)")
@@ -115,7 +118,7 @@ def _admin_name() -> str:
         return "admin"
 
 
-async def _admin(config: Any, args: argparse.Namespace) -> int:
+async def _admin(config: TeamConfig, args: argparse.Namespace) -> int:
     """The people commands, on the team's store (the token is printed once; the store keeps its SHA-256)."""
     from daemon.team_server.people import People
     from storage import AsyncStore
@@ -162,7 +165,7 @@ async def _admin(config: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _server(config: Any) -> int:
+async def _server(config: TeamConfig) -> int:
     from daemon.service.team import TeamServer
 
     server = TeamServer(config)
@@ -178,7 +181,7 @@ async def _server(config: Any) -> int:
     return 0
 
 
-async def _worker(config: Any, name: str | None) -> int:
+async def _worker(config: TeamConfig, name: str | None) -> int:
     from daemon.service.worker import TeamWorker
 
     await TeamWorker(config, name=name).run()
