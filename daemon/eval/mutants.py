@@ -17,6 +17,13 @@ Per item, on a fresh copy with the mutant applied and committed as the repositor
   (counted on that file's first item, with ``clean_files`` 1 there), so the row's
   ``false_positives / clean_files`` is false findings per clean file.
 
+With ``--on-save`` the mutant is what a person's save looks like instead: the unmutated repository
+is the last commit and the mutated file is saved over it, and the review gets the file with its
+``git diff HEAD`` as the watcher sends it; the clean review gets the same lines unchanged (the diff
+with the change undone, kept as context). The bare review then sees the same diff and the
+definitions holding it; the bare fix of a file too large to send whole sees the definitions the
+failing tests name, and answers with SEARCH/REPLACE blocks.
+
 The bare rows get the same information with plain calls: the review sees the whole file numbered
 as the team's reviewer sees it and the same findings format, placed by the same validator; the fix
 sees the failing test output and the file, and returns the whole corrected file.
@@ -60,6 +67,27 @@ BARE_REVIEW_PROMPT = """Please review {file} from my repository for bugs. This i
 {target}
 
 {findings_format}"""
+BARE_SAVE_REVIEW_PROMPT = """I just changed {file} in my repository and saved it. The change:
+
+```diff
+{diff}```
+
+{target}
+
+Please review the change for bugs.
+
+{findings_format}"""
+BARE_PART_TOKENS = 1800
+"""The part of a large file a bare call sees (of the bundled model's 4,096-token window)."""
+BARE_PART_FIX_PROMPT = """The tests of my repository fail:
+
+{failures}
+
+{target}
+
+Fix {file} so that the tests pass.
+
+{edit_format}"""
 BARE_FIX_PROMPT = """The tests of my repository fail:
 
 {failures}
@@ -114,7 +142,7 @@ class MutantsSuite:
     score_names = ("caught", "fixed", "false_positives", "clean_files", "findings")
 
     def __init__(self, data: Path | None = None, *, files: str | None = None, n: int | None = None, seed: int = 0,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None, on_save: bool = False) -> None:
         from daemon.workspace.testing import has_tests
 
         if data is None:
@@ -133,6 +161,7 @@ class MutantsSuite:
                              "to the repository, e.g. 'pkg/*.py')")
         self.n = n if n and n > 0 else DEFAULT_N
         self.seed = seed
+        self.on_save = on_save
         self.progress = progress or (lambda text: log.info("%s", text))
         self.stats = MutantStats()
         self.snapshot: dict[str, str] = {}
@@ -223,8 +252,15 @@ class MutantsSuite:
     async def run(self, item: Item, row: Row, ctx: Context) -> ItemResult:
         file, line, text = item.data["file"], item.data["line"], item.data["text"]
         mutated = {**self.snapshot, file: text}
-        review_run, spots = await self.review(ctx, row, await self.workspace(ctx, mutated), file, text)
-        fix_run, fixed_files, fix_note = await self.fix(ctx, row, await self.workspace(ctx, mutated), item)
+        diff = None
+        if self.on_save:
+            root, diff = await self.saved(ctx, file, text)
+            review_run, spots = await self.review(ctx, row, root, file, text, diff=diff)
+            fix_root, _ = await self.saved(ctx, file, text)
+        else:
+            review_run, spots = await self.review(ctx, row, await self.workspace(ctx, mutated), file, text)
+            fix_root = await self.workspace(ctx, mutated)
+        fix_run, fixed_files, fix_note = await self.fix(ctx, row, fix_root, item)
         fixed_report = await self.run_tests(fixed_files, command=self._test_command) if fixed_files else None
         runs = [review_run, fix_run]
         scores = {"caught": float(any(covers(line, s.start, s.end) for s in spots)),
@@ -240,7 +276,7 @@ class MutantsSuite:
         if (row, file) not in self._clean:  # the unmutated file, once per file and row
             self._clean[row, file] = True
             clean_run, clean = await self.review(ctx, row, await self.workspace(ctx, self.snapshot), file,
-                                                 self.snapshot[file])
+                                                 self.snapshot[file], diff=undone(diff) if diff else None)
             runs.append(clean_run)
             scores["false_positives"], scores["clean_files"] = float(len(clean)), 1.0
             detail["clean_findings"] = [asdict(s) for s in clean]
@@ -253,13 +289,27 @@ class MutantsSuite:
         await asyncio.to_thread(_commit, root)
         return root
 
-    async def review(self, ctx: Context, row: Row, root: Path, file: str, text: str) -> tuple[JobRun, list[Spot]]:
-        """One review of ``file`` (whose text is ``text``) in ``root``: the job and its model findings."""
+    async def saved(self, ctx: Context, file: str, text: str) -> tuple[Path, str | None]:
+        """A fresh copy whose last commit is the unmutated repository, with ``text`` saved over ``file``,
+        and the ``git diff HEAD`` the watcher would send for that save."""
+        from daemon.watch.trigger import changed_hunks
+
+        root = await self.workspace(ctx, self.snapshot)
+        await asyncio.to_thread((root / file).write_text, text, encoding="utf-8")
+        return root, await asyncio.to_thread(changed_hunks, root, [file])
+
+    async def review(self, ctx: Context, row: Row, root: Path, file: str, text: str,
+                     diff: str | None = None) -> tuple[JobRun, list[Spot]]:
+        """One review of ``file`` (whose text is ``text``) in ``root``, of ``diff``'s hunks when a save
+        gives one: the job and its model findings."""
         if row == "team":
-            run = await ctx.job(SubmitJob(kind="review", workspace=str(root), files=[file], options=self._options()))
+            options = self._options()
+            options.diff = diff
+            run = await ctx.job(SubmitJob(kind="review", workspace=str(root), files=[file], options=options))
             return run, [Spot(f.start_line, f.end_line or f.start_line, f.message)
                          for f in run.findings if f.rule is None and f.file == file]
-        run = await ctx.complete(root, bare_review_prompt(file, text), max_tokens=BARE_REVIEW_MAX_TOKENS)
+        prompt = bare_save_review_prompt(file, text, diff) if diff else bare_review_prompt(file, text)
+        run = await ctx.complete(root, prompt, max_tokens=BARE_REVIEW_MAX_TOKENS)
         return run, bare_spots(run.answer, file, text)
 
     async def fix(self, ctx: Context, row: Row, root: Path, item: Item) -> tuple[JobRun, dict[str, str] | None, str]:
@@ -274,6 +324,15 @@ class MutantsSuite:
             if not edits:
                 return run, None, "no change proposed"
             after, note = _applied(mutated, edits)
+            return run, after, note
+        part = bare_part(file, text, item.data["failures"]) if self.on_save else ""
+        if part:  # too large to send whole: the definitions the failures name, edited in place
+            from daemon.workspace.edits import EDIT_FORMAT_HELP
+
+            prompt = BARE_PART_FIX_PROMPT.format(failures=item.data["failures"], target=part, file=file,
+                                                 edit_format=EDIT_FORMAT_HELP.strip())
+            run = await ctx.complete(root, prompt, max_tokens=BARE_REVIEW_MAX_TOKENS * 2)
+            after, note = _edited(mutated, file, run.answer)
             return run, after, note
         prompt = BARE_FIX_PROMPT.format(failures=item.data["failures"], file=file, text=text)
         run = await ctx.complete(root, prompt, max_tokens=_whole_file_tokens(text))
@@ -318,6 +377,80 @@ def bare_review_prompt(file: str, text: str) -> str:
     lines = text.splitlines()
     target = f"{file} (with line numbers):\n" + numbered(lines, 1, len(lines))
     return BARE_REVIEW_PROMPT.format(file=file, target=target, findings_format=FINDINGS_FORMAT)
+
+
+def bare_save_review_prompt(file: str, text: str, diff: str) -> str:
+    """The bare review of a save: the diff, and the definitions holding its hunks with line numbers
+    (the whole file numbered when it is short), with the team reviewer's findings format."""
+    from daemon.agents.findings import FINDINGS_FORMAT
+    from daemon.agents.workbench import diff_ranges, numbered
+    from daemon.workspace.repomap import estimate_tokens, excerpt
+
+    lines = text.splitlines()
+    target = f"{file} (with line numbers):\n" + numbered(lines, 1, len(lines))
+    if estimate_tokens(target) > BARE_PART_TOKENS:
+        changed = [n for a, b in diff_ranges(diff).get(file, []) for n in range(a, b + 1)]
+        target = excerpt(file, text, changed, BARE_PART_TOKENS) or target
+    return BARE_SAVE_REVIEW_PROMPT.format(file=file, diff=diff, target=target, findings_format=FINDINGS_FORMAT)
+
+
+def bare_part(file: str, text: str, failures: str) -> str:
+    """The definitions of ``file`` that ``failures`` name, when the file is too large for a bare call
+    to get whole ("" when it is not, or when nothing in the failures names a part of it)."""
+    from daemon.workspace.repomap import estimate_tokens, excerpt, symbols_for
+
+    if estimate_tokens(text) <= BARE_PART_TOKENS:
+        return ""
+    named = set(re.findall(r"[A-Za-z_]\w*", failures))
+    lines = [s.line for s in symbols_for(file, text) if s.name.rsplit(".", 1)[-1] in named]
+    return excerpt(file, text, lines[:6], BARE_PART_TOKENS, line_numbers=False) if lines else ""
+
+
+def undone(diff: str) -> str:
+    """``diff`` with its change undone: the removed lines kept as context and the added ones dropped,
+    so a review of it reads the same lines as they were (the clean counterpart of a save)."""
+    out = []
+    for line in diff.splitlines(keepends=True):
+        hunk = re.match(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", line)
+        if hunk:
+            start, length = hunk.group(1), hunk.group(2) or "1"
+            out.append(f"@@ -{start},{length} +{start},{length} @@\n")
+        elif line.startswith("-") and not line.startswith("---"):
+            out.append(" " + line[1:])
+        elif not (line.startswith("+") and not line.startswith("+++")):
+            out.append(line)
+    return "".join(out)
+
+
+def _edited(files: dict[str, str], file: str, reply: str) -> tuple[dict[str, str] | None, str]:
+    """``files`` with a bare reply's SEARCH/REPLACE edits of ``file`` applied (None and why when none apply)."""
+    from daemon.workspace.edits import EditApplyError, EditParseError, apply_edits, parse_edits
+
+    class Memory:
+        def __init__(self) -> None:
+            self.files = dict(files)
+
+        def read(self, path: str) -> str:
+            return self.files[path]
+
+        def write(self, path: str, text: str) -> None:
+            self.files[path] = text
+
+        def delete(self, path: str) -> None:
+            self.files.pop(path, None)
+
+        def list_files(self) -> list[str]:
+            return sorted(self.files)
+
+    memory = Memory()
+    try:
+        edits = [e for e in parse_edits(reply, default_path=file) if e.path == file and e.kind != "whole"]
+        changed = apply_edits(memory, edits) if edits else []
+    except (EditParseError, EditApplyError, KeyError) as exc:
+        return None, f"the edits could not be applied ({str(exc).splitlines()[0] if str(exc) else exc!r})"
+    if not changed:
+        return None, "no edit of the file in the reply" if not edits else "the edits changed nothing"
+    return memory.files, ""
 
 
 def bare_spots(reply: str, file: str, text: str) -> list[Spot]:
