@@ -29,7 +29,7 @@ def test_the_core_speaks_no_http() -> None:
 
 # The HTTP edge and what sits above it: they may import daemon.api; nothing else under daemon/ may.
 EDGE = ("api/", "cli/", "viewer/",  # the edge and the adapters the daemon ships
-        "client.py",  # the API's own client: the other end of the wire
+        "client.py", "doctor.py",  # the API's own client and `troupe doctor`, which asks nodes for /health
         "service/daemon.py", "service/team.py")  # the processes that start a server
 
 
