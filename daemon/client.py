@@ -210,7 +210,8 @@ class DaemonClient:
                         log.info("%s %s: %s; again in %.1f s", method, path, refused, refused.retry_after)
                         await asyncio.sleep(min(refused.retry_after, MAX_RETRY_AFTER))
                         continue
-                    return payload
+                    answer: dict[str, Any] = payload  # the daemon's JSON answer: an object
+                    return answer
             except (aiohttp.ClientConnectorError, FileNotFoundError) as exc:  # never reached the daemon
                 await self._reach(attempt, exc)
             except (aiohttp.ServerDisconnectedError, ConnectionResetError) as exc:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from daemon.agents.model import Chain, Loop, Phase, Until
 from daemon.agents.workbench import Workbench
@@ -28,6 +28,9 @@ from daemon.events import Say
 from daemon.llm.budget import Budget
 from daemon.llm.gateway import Completion
 from daemon.payloads import Payload
+
+if TYPE_CHECKING:
+    from daemon.agents.runner import _Run
 
 Account = Callable[[Completion, float], None]
 """Charge one model call (and the seconds it took) to the job and the current phase."""
@@ -69,12 +72,14 @@ NO_HOOKS = RunHooks()
 class LoopControl:
     """What an orchestrator may do inside a run: run one cycle of a loop, and read the state."""
 
-    def __init__(self, run: Any) -> None:
-        self._run = run  # daemon.agents.runner._Run
+    def __init__(self, run: _Run) -> None:
+        self._run = run
 
     @property
     def bench(self) -> Workbench:
-        return self._run.bench
+        bench = self._run.bench
+        assert bench is not None, "a run's workbench exists before its orchestrator runs"
+        return bench
 
     @property
     def tokens(self) -> int:

@@ -166,7 +166,7 @@ def _line_from_message(message: str) -> int:
 
 def _positive(f: _File, table: dict[str, Any], key: str, where: list[str | int], default: int,
               minimum: int = 1) -> int:
-    value = f.expect(table, key, int, where, default)
+    value: int = f.expect(table, key, int, where, default)  # expect checked it is an int
     if value < minimum:
         raise f.error([*where, key], f"{key} must be at least {minimum}, got {value}")
     return value

@@ -102,4 +102,5 @@ def load_executor(spec: str | None = None, **kwargs: Any) -> JobExecutor:
         factory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"cannot load the job executor {spec!r}: {exc}") from exc
-    return factory(**kwargs)
+    executor: JobExecutor = factory(**kwargs)  # imported by name: a JobExecutor factory
+    return executor

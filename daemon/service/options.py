@@ -35,7 +35,7 @@ from daemon.watch.registry import WatchOptions
 TCP_OFF = ("off", "none", "no", "false", "disabled")
 
 
-def _number(name: str, default: float, kind: type = float, minimum: float = 0) -> float:
+def _number(name: str, default: float, kind: type[int] | type[float] = float, minimum: float = 0) -> float:
     raw = os.environ.get(name, "")
     if not raw:
         return default

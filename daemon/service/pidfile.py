@@ -23,9 +23,10 @@ def pid_path() -> Path:
 
 def read_pid_file() -> dict[str, Any] | None:
     try:
-        return json.loads(pid_path().read_text())
+        written = json.loads(pid_path().read_text())
     except (OSError, ValueError):
         return None
+    return written if isinstance(written, dict) else None
 
 
 def socket_answers(path: Path) -> bool:
