@@ -18,6 +18,7 @@ A bot acting for its users (the Slack bot on a team server) makes its calls insi
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import json
@@ -364,8 +365,11 @@ class DaemonClient:
         off to one attempt every 2 s, and hears of it through a ``connection`` event when the daemon is
         lost and one when it is back; the daemon's own error answers still raise at once. The old
         Last-Event-ID is kept across a restart: the new daemon reads it as stale and replays all it
-        holds, so events between its start and the reconnect are not lost."""
+        holds, so events between its start and the reconnect are not lost. So does another node of a
+        team server (each node counts its own stream): what it replays that was seen already is
+        dropped here, by the job's event ``seq``, so every job event comes once, in order."""
         last, failures, lost = "", 0, False
+        newest = JobSeqs()
         while True:
             try:
                 async with self._open_sse("/events", last, workspace=workspace) as resp:
@@ -375,7 +379,8 @@ class DaemonClient:
                         yield StreamEvent.of(ConnectionData(state="back"), workspace=workspace, at=time.time())
                     async for event_id, event in self._read_sse(resp):
                         last = event_id
-                        yield event
+                        if newest.first_time(event):
+                            yield event
             except DaemonError as exc:
                 if exc.retry_after is None or (failures >= self.retries and not patient):
                     raise
@@ -422,6 +427,34 @@ class DaemonClient:
                 event_id = line[3:].strip()
             elif line.startswith("data:"):
                 data.append(line[5:].lstrip())
+
+
+class JobSeqs:
+    """The ``seq`` of each job's events seen on a stream (of the last ``jobs`` jobs), so a stream
+    replayed after a reconnect repeats none of them. Per job: every seq up to ``floor`` was seen (or
+    came before the stream first saw the job) and the few seen above it, which a node that
+    published two events of one job out of order leaves until the gap is filled."""
+
+    def __init__(self, jobs: int = 10_000) -> None:
+        self._seen: collections.OrderedDict[str, tuple[int, set[int]]] = collections.OrderedDict()
+        self._jobs = jobs
+
+    def first_time(self, event: StreamEvent) -> bool:
+        """Whether ``event`` is new (an event of no job always is); it is remembered."""
+        if event.job_id is None or event.seq is None:
+            return True
+        floor, above = self._seen.get(event.job_id, (event.seq - 1, set()))
+        if event.seq <= floor or event.seq in above:
+            return False
+        above.add(event.seq)
+        while floor + 1 in above:
+            floor += 1
+            above.discard(floor)
+        self._seen[event.job_id] = (floor, above)
+        self._seen.move_to_end(event.job_id)
+        if len(self._seen) > self._jobs:
+            self._seen.popitem(last=False)
+        return True
 
 
 MAX_SSE_LINE = 64 << 20

@@ -166,3 +166,19 @@ async def test_a_patient_follower_still_raises_the_daemons_own_errors(daemon: Da
             async for _ in client.watch_events("relative/path", patient=True):
                 pass
     assert raised.value.status == 400
+
+
+def test_a_stream_replayed_after_a_reconnect_repeats_no_job_event_and_keeps_one_published_out_of_order() -> None:
+    """What another node (or a restarted daemon) replays is dropped by the job's seq; an event that
+    came after a later one of its job (a gap) still gets through once; notices always do."""
+    from daemon.client import JobSeqs
+    from daemon.messages import StreamEvent
+
+    seen = JobSeqs(jobs=2)
+    stream = [("a", 5), ("a", 6), ("a", 8), ("a", 7), ("a", 8), ("a", 6), ("a", 9), ("a", 4), ("b", 1), ("b", 1)]
+    assert [seen.first_time(StreamEvent(kind="log", data={}, job_id=job, seq=seq)) for job, seq in stream] == [
+        True, True, True, True, False, False, True, False, True, False]
+    notice = StreamEvent(kind="watch", data={})
+    assert seen.first_time(notice) and seen.first_time(notice)
+    seen.first_time(StreamEvent(kind="log", data={}, job_id="c", seq=1))  # a third job: the oldest, a, is forgotten
+    assert seen.first_time(StreamEvent(kind="log", data={}, job_id="a", seq=9))

@@ -7,6 +7,8 @@ three workers, jobs from the API client, the ``troupe`` command and the Slack bo
   the workers and the nodes' event relays reconnect on their own.
 - one worker SIGKILLed every few seconds, started again each time: every job ends, each within
   (kills + 1) attempts, and the resumes are recorded in the job's events.
+- an API node SIGKILLed under a stream given both nodes' addresses: the stream goes on from the
+  other node (which counts its own ids: it replays what it holds) and has every job's events once.
 
 bench/team_chaos.py runs the same faults longer (10 s outage, 3 minutes of kills) and under load."""
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from daemon.api.protocol import SubmitJob
+from daemon.client import DaemonClient
 from storage import Store
 from tests.fixtures.postgres import PostgresServer
 from tests.team_server import adapters
@@ -153,4 +157,33 @@ async def test_a_worker_killed_every_few_seconds_every_job_ends_within_kills_plu
         for recorder in recorders:
             await recorder.stop()
             await recorder.client.close()
+        await client.close()
+
+
+async def test_an_api_node_killed_under_a_stream_it_goes_on_from_the_other_node_with_each_event_once(
+        chaos_team: tuple[TeamCluster, PostgresServer]) -> None:
+    team, _ = chaos_team
+    team.start_servers(1)  # a node of this test's own, killed below
+    (node, doomed), alive = team.servers[-1], team.urls[0]
+    ada = team.tokens["ada"]
+    client = team.client(alive, ada)
+    failover = Recorder(DaemonClient(tcp_url=f"{doomed},{alive}", token=ada, autostart=False, retries=5))
+    try:
+        jobs = [(await client.submit(SubmitJob(kind="ask", workspace=SHOP,
+                                               prompt=f"scripted(phases=3,sleep=1) node {i}"))).id
+                for i in range(6)]
+
+        async def streaming() -> bool:
+            return sum(map(len, failover.seen.values())) >= 6
+        await wait_for(streaming, "the stream from the node to be killed", 60)
+        node.send_signal(signal.SIGKILL)
+        node.wait(10)
+        jobs += [(await client.submit(SubmitJob(kind="ask", workspace=SHOP, prompt=f"after the node {i}"))).id
+                 for i in range(3)]
+        await wait_for(lambda: all_ended(client, jobs, [failover]), "every job's end on the failover stream", 90)
+        result = await tally(client, jobs, [failover])
+        assert (result.submitted, result.lost, result.lost_events, result.duplicated_events) == (9, 0, 0, 0), result
+    finally:
+        await failover.stop()
+        await failover.client.close()
         await client.close()
