@@ -29,6 +29,8 @@ from daemon.experience.workflow import StepPlan, plan_step, trajectory_steps
 from daemon.payloads import CodeStateData, LogData, ToolRunData
 
 if TYPE_CHECKING:
+    from daemon.experience.mining import MiningReport
+    from daemon.llm.gateway import ModelGateway
     from storage import AsyncStore
 
 log = logging.getLogger("troupe.experience")
@@ -259,7 +261,7 @@ class JobExperience:
                                            self._tests.get(state.index)))
         return snapshots
 
-    async def mine(self, gateway: Any = None) -> Any:
+    async def mine(self, gateway: ModelGateway | None = None) -> MiningReport:
         """Turn this job's record into experience (see :func:`daemon.experience.mining.mine`)."""
         from daemon.experience.mining import mine
 

@@ -9,17 +9,21 @@ the cap cut short is marked ``capped`` in the result, an empty one is a failure.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from daemon.events import Event, EventSink
 from daemon.jobs.executor import JobResult, RunningJob
+from daemon.json_types import JsonDict
 from daemon.llm.budget import Budget
 from daemon.llm.errors import LLMError
 from daemon.messages import COMPLETE_MAX_TOKENS
 from daemon.payloads import MessageData, PhaseFinishedData, PhaseStartedData, UsageData
 
+if TYPE_CHECKING:
+    from daemon.llm.gateway import ModelGateway
 
-async def run_complete(job: RunningJob, gateway: Any, budget: Budget, emit: EventSink) -> JobResult:
+
+async def run_complete(job: RunningJob, gateway: ModelGateway, budget: Budget, emit: EventSink) -> JobResult:
     cap = job.options.max_tokens or COMPLETE_MAX_TOKENS
     started = time.monotonic()
     await emit(Event(PhaseStartedData(phase="complete"), phase="complete"))
@@ -38,8 +42,8 @@ async def run_complete(job: RunningJob, gateway: Any, budget: Budget, emit: Even
                                model_seconds=usage["model_seconds"], seconds=usage["seconds"]), phase="complete"))
     await emit(Event(MessageData(text=reply.text), phase="complete", role="model"))
     capped = reply.finish_reason == "length"
-    result = {"answer": reply.text, "model": reply.model, "finish_reason": reply.finish_reason, "capped": capped,
-              "max_tokens": cap, "usage": usage}
+    result: JsonDict = {"answer": reply.text, "model": reply.model, "finish_reason": reply.finish_reason,
+                        "capped": capped, "max_tokens": cap, "usage": usage}
     await emit(Event(PhaseFinishedData(phase="complete", conclusion=reply.text[:200], tokens=reply.usage.total_tokens,
                                        cost=reply.usage.cost, seconds=round(seconds, 3)), phase="complete"))
     if not reply.text.strip():

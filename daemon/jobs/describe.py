@@ -3,13 +3,12 @@ Computed once in the daemon (a job's ``JobInfo``, its ``queued`` event, its prop
 
 from __future__ import annotations
 
-from typing import Any
-
 from daemon.job_options import stored_options_or_none
+from daemon.json_types import JsonObject
 from daemon.payloads import PayloadError, job_result
 
 
-def job_title(kind: str, request: dict[str, Any]) -> str:
+def job_title(kind: str, request: JsonObject) -> str:
     """A job as a person names it, computed once here for every surface: "review on save: app.py",
     "tests: test_app.py", "change: make add() take three numbers"."""
     options = stored_options_or_none(request)
@@ -24,7 +23,7 @@ def job_title(kind: str, request: dict[str, Any]) -> str:
     return f"{kind}: {prompt[:70] + '…' if len(prompt) > 70 else prompt}" if prompt else kind
 
 
-def tests_failed(result: dict[str, Any] | None) -> str | None:
+def tests_failed(result: JsonObject | None) -> str | None:  # a stored result, checked by job_result
     """What the job's own test run said when it failed (its result's ``test_report``), else None.
     A run that found nothing to run (``ran`` false) is not a failure."""
     try:

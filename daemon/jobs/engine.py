@@ -16,21 +16,27 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from daemon.config import ConfigError, Settings, load_settings, with_overrides
 from daemon.events import EventSink
-from daemon.jobs.executor import AskHuman, ChangeDraft, JobResult, RunningJob
+from daemon.jobs.executor import AskHuman, ChangeDraft, Draft, JobResult, RunningJob
 from daemon.jobs.newest import changed_since, read_content
+from daemon.json_types import JsonDict, JsonObject
 from daemon.llm.local import LocalModel
 
 if TYPE_CHECKING:
+    from daemon.agents.findings import Finding
+    from daemon.experience.mining import MiningReport
+    from daemon.experience.session import JobExperience
+    from daemon.llm.budget import Usage
+    from daemon.llm.gateway import Gateway
     from storage import AsyncStore
 
 log = logging.getLogger("troupe.jobs")
 
 
-def finding_draft(finding: Any) -> dict[str, Any]:
+def finding_draft(finding: Finding) -> JsonDict:
     """An engine finding (``daemon.agents.findings.Finding``) as the store's draft fields."""
     return {"message": finding.message, "severity": finding.severity, "start_line": max(1, finding.start_line),
             "end_line": max(finding.start_line, finding.end_line or finding.start_line), "rule": finding.rule,
@@ -41,10 +47,10 @@ class EngineExecutor:
     name = "engine"
     resumable = True
 
-    def __init__(self, *, store: AsyncStore | None = None, **_: Any) -> None:
+    def __init__(self, *, store: AsyncStore | None = None, **_: object) -> None:
         self.store = store
-        self._gateways: dict[str, Any] = {}
-        self._mining: set[asyncio.Task[None]] = set()
+        self._gateways: dict[str, Gateway] = {}
+        self._mining: set[asyncio.Task[MiningReport | None]] = set()
         self._mining_slot = asyncio.Semaphore(1)  # mining is background work: one job at a time
         self.local = LocalModel()  # the bundled model, started on first need when nothing is configured
 
@@ -61,7 +67,7 @@ class EngineExecutor:
 
         await asyncio.gather(asyncio.to_thread(import_litellm), local())
 
-    def _gateway(self, settings: Settings) -> Any:
+    def _gateway(self, settings: Settings) -> Gateway:
         from daemon.llm.gateway import Gateway
 
         key = repr((settings.model.default, settings.model.api_base, sorted(settings.model.roles.items()),
@@ -70,7 +76,7 @@ class EngineExecutor:
             self._gateways[key] = Gateway(settings.model, on_usage=self._record_usage)
         return self._gateways[key]
 
-    async def _record_usage(self, job_id: str | None, role: str | None, model: str, usage: Any) -> None:
+    async def _record_usage(self, job_id: str | None, role: str | None, model: str, usage: Usage) -> None:
         if self.store is not None:
             await self.store.record_usage(job_id, model, usage.prompt_tokens, usage.completion_tokens,
                                           usage.cost, role=role, cached_prompt_tokens=usage.cached_prompt_tokens)
@@ -132,7 +138,7 @@ class EngineExecutor:
             proposed = outcome.change
             change = ChangeDraft(proposed.diff, proposed.files, edits=proposed.to_dict(),
                                  base_hashes={k: v for k, v in proposed.base_hashes.items() if v})
-        findings: dict[str, list[Any]] = {f: [] for f in job.files} if job.kind == "review" else {}
+        findings: dict[str, list[Draft]] = {f: [] for f in job.files} if job.kind == "review" else {}
         for finding in outcome.findings:
             findings.setdefault(finding.file, []).append(finding_draft(finding))
         if job.kind == "review" and spec.diff and outcome.status == "succeeded":
@@ -143,14 +149,14 @@ class EngineExecutor:
                 job.content.pop(rel, None)
         return JobResult(outcome.status, result, error=outcome.error, change=change, findings=findings)
 
-    async def _overrides(self, job: RunningJob) -> dict[str, Any] | None:
+    async def _overrides(self, job: RunningJob) -> JsonObject | None:
         """The editor overrides the store keeps for the job's workspace (``troupe.model`` …)."""
         if self.store is None or job.workspace_id is None:
             return None
         workspace = await self.store.get_workspace(job.workspace_id)
         return (workspace.settings or {}).get("overrides") if workspace is not None else None
 
-    async def _keep_unreviewed(self, job: RunningJob, diff: str, findings: dict[str, list[Any]]) -> None:
+    async def _keep_unreviewed(self, job: RunningJob, diff: str, findings: dict[str, list[Draft]]) -> None:
         """A hunk review only judged the changed lines: the model's older findings elsewhere in the
         file stay open (lint findings are not kept: the static check re-read the whole file)."""
         from daemon.agents.workbench import diff_ranges
@@ -166,7 +172,7 @@ class EngineExecutor:
                         "start_col": old.start_col, "end_line": old.end_line, "end_col": old.end_col,
                         "suggested_fix": old.suggested_fix, "fingerprint": old.fingerprint})
 
-    async def _experience(self, job: RunningJob) -> Any:
+    async def _experience(self, job: RunningJob) -> JobExperience | None:
         """The job's experience hook, or None (no store, ``[experience] enabled = false``, or the job's
         ``options.experience`` is "off"). ``options.experience_workspace`` (a registered root) makes the
         job read and add that workspace's experience instead of its own's (an eval's items share one)."""
@@ -195,7 +201,7 @@ class EngineExecutor:
             workspace_id = shared.id
         return JobExperience(self.store, settings, job_id=job.id, workspace_id=workspace_id)
 
-    async def _mine(self, experience: Any, gateway: Any) -> Any:
+    async def _mine(self, experience: JobExperience, gateway: Gateway) -> MiningReport | None:
         """Mine the job's experience (one job at a time); the report, or None when mining failed."""
         async with self._mining_slot:
             try:
@@ -213,7 +219,7 @@ class EngineExecutor:
 
         assert job.workspace_root is not None and job.report_findings is not None
         issues = await static_check(Path(job.workspace_root), job.files)
-        grouped: dict[str, list[Any]] = {}
+        grouped: dict[str, list[Draft]] = {}
         for finding in lint_findings(issues):
             if finding.file.startswith("/"):  # outside the workspace (a symlink): not this review's
                 continue

@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from daemon.events import EventSink
 from daemon.job_options import JobOptions, stored_options
+from daemon.json_types import Json, JsonDict, JsonObject
+from storage.records import FindingDraft
 
 AskHuman = Callable[[str], Awaitable[str]]
 """Ask the person a question; returns their answer (the job waits, without a worker slot)."""
-SaveCheckpoint = Callable[[str, Any], Awaitable[None]]
+SaveCheckpoint = Callable[[str, JsonDict], Awaitable[None]]
 """Persist ``(last finished phase, checkpoint)`` so a restarted daemon can resume from there."""
-ReportFindings = Callable[[str, list[Any]], Awaitable[None]]
+Draft = FindingDraft | Mapping[str, Json]
+"""A finding as an executor reports it: the store's draft, or a dict of its fields (the store checks it)."""
+ReportFindings = Callable[[str, list[Draft]], Awaitable[None]]
 """Store and stream early findings for one file (e.g. the static check) before the job ends."""
 
 
@@ -32,10 +36,10 @@ class RunningJob:
 
     id: str
     kind: str
-    request: dict[str, Any]
+    request: JsonObject  # the stored SubmitJob, read back from the store
     workspace_root: Path | None
     workspace_id: int | None
-    checkpoint: Any = None
+    checkpoint: Json = None  # as the store kept it; the executor checks its shape when it resumes
     last_phase: str | None = None
     resumed: bool = False
     save_checkpoint: SaveCheckpoint | None = None
@@ -63,7 +67,7 @@ class ChangeDraft:
 
     diff: str
     files: list[str]
-    edits: Any = None
+    edits: Json = None  # structured edits the store keeps as they are (an LSP WorkspaceEdit as JSON)
     base_hashes: dict[str, str] = field(default_factory=dict)
 
 
@@ -76,10 +80,10 @@ class JobResult:
     """
 
     status: Literal["succeeded", "failed"]
-    result: dict[str, Any] = field(default_factory=dict)
+    result: JsonDict = field(default_factory=dict)
     error: str | None = None
     change: ChangeDraft | None = None
-    findings: dict[str, list[Any]] = field(default_factory=dict)
+    findings: dict[str, list[Draft]] = field(default_factory=dict)
 
 
 class JobExecutor(Protocol):
@@ -92,7 +96,7 @@ class JobExecutor(Protocol):
     async def close(self) -> None: ...
 
 
-def load_executor(spec: str | None = None, **kwargs: Any) -> JobExecutor:
+def load_executor(spec: str | None = None, **kwargs: object) -> JobExecutor:
     """The executor named by ``spec`` (``module:factory``), ``TROUPE_EXECUTOR``, or the engine."""
     spec = spec or os.environ.get("TROUPE_EXECUTOR") or "daemon.jobs.engine:EngineExecutor"
     module_name, _, attr = spec.partition(":")

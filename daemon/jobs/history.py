@@ -5,7 +5,7 @@ runs (its stored request keeps the person's words, so its title is theirs)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -13,13 +13,14 @@ from daemon.messages import SubmitJob
 from daemon.payloads import PayloadError, job_result
 
 if TYPE_CHECKING:
+    from daemon.json_types import JsonObject
     from storage import AsyncStore
 
 HISTORY_JOBS = 3  # the newest earlier jobs that reach the prompt
 HISTORY_CHARS = 1500  # of each earlier request and answer
 
 
-async def with_history(store: AsyncStore, request: dict[str, Any]) -> dict[str, Any]:
+async def with_history(store: AsyncStore, request: JsonObject) -> JsonObject:
     """``request`` (a stored SubmitJob) with its prompt preceded by its conversation; the same
     request when it has no history (or none of its earlier jobs is still stored)."""
     submitted = _submitted(request)
@@ -47,6 +48,6 @@ async def _turn(store: AsyncStore, job_id: str) -> list[str]:
     return [*lines, ""]
 
 
-def _submitted(request: dict[str, Any]) -> SubmitJob:
+def _submitted(request: JsonObject) -> SubmitJob:
     """A stored request as its SubmitJob, as the daemon stored it (checked when it was submitted)."""
     return msgspec.convert(request or {"kind": "ask"}, SubmitJob)

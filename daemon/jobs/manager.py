@@ -15,18 +15,19 @@ import contextlib
 import logging
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from daemon.errors import Conflict, Invalid, NotFound, TooLarge, Unavailable
 from daemon.events import Event, EventKind
 from daemon.jobs.describe import job_title, tests_failed
-from daemon.jobs.executor import JobExecutor, JobResult, RunningJob
+from daemon.jobs.executor import Draft, JobExecutor, JobResult, RunningJob
 from daemon.jobs.history import with_history
 from daemon.jobs.hub import EventHub
 from daemon.jobs.newest import superseding
 from daemon.jobs.progress import advance, fold
 from daemon.jobs.questions import QuestionBook
 from daemon.jobs.slots import WorkerSlots
+from daemon.json_types import Json, JsonDict
 from daemon.messages import ACTIVE_STATES, StreamEvent, SubmitJob
 from daemon.payloads import (
     AnswerData,
@@ -45,9 +46,12 @@ from storage.errors import StaleReview
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from storage import AsyncStore, JobEvent
+    from storage import AsyncStore, Finding, Job, JobEvent
 
 log = logging.getLogger("troupe.jobs")
+
+Announced = tuple[int, int, int, str]
+"""A finding this job streamed: (id, start line, end line, message); streamed again only when one changes."""
 
 MAX_RESUMES = 3  # a job that keeps killing the daemon is failed instead of resumed forever
 KEPT_PROGRESS = 2_000  # jobs whose progress stays in memory (a few hundred bytes each)
@@ -120,7 +124,7 @@ class JobManager:
             self._roots[workspace_id] = ws.root
         return self._roots[workspace_id]
 
-    async def submit(self, request: SubmitJob, *, priority: int | None = None) -> Any:
+    async def submit(self, request: SubmitJob, *, priority: int | None = None) -> Job:
         if self.stopping:
             raise Unavailable("the daemon is stopping; submit the job again once it is back", code="stopping")
         workspace_id: int | None = None
@@ -132,7 +136,7 @@ class JobManager:
             ws = await self.store.find_workspace_for(str(root)) or await self.store.add_workspace(str(root))
             workspace_id, self._roots[ws.id] = ws.id, ws.root
             request, skipped = _checked_files(request, Path(ws.root))
-        older: list[Any] = []
+        older: list[Job] = []
         if workspace_id is not None and request.kind == "review":  # newest wins: see daemon.jobs.newest
             active = await self.store.list_jobs(state=list(ACTIVE_STATES), workspace_id=workspace_id, kind="review")
             request, older = superseding(request, active)
@@ -152,7 +156,7 @@ class JobManager:
         self._wakeup.set()
         return job
 
-    async def cancel(self, job_id: str, *, reason: str = "cancelled by the user") -> Any:
+    async def cancel(self, job_id: str, *, reason: str = "cancelled by the user") -> Job:
         job = await self.require(job_id)
         if job.state.is_terminal:
             raise Conflict(f"job {job_id} already {job.state.value}; nothing to cancel")
@@ -167,9 +171,9 @@ class JobManager:
         job = await self.require(job_id)
         if not job.state.is_terminal:
             await self._finish(job_id, job.workspace_id, "cancelled", error=self._cancel_reasons.pop(job_id, reason))
-        return await self.store.get_job(job_id)
+        return await self.require(job_id)
 
-    async def answer(self, job_id: str, text: str, question_id: str | None) -> Any:
+    async def answer(self, job_id: str, text: str, question_id: str | None) -> Job:
         job = await self.require(job_id)
         book = self._books.get(job_id)
         if book is None and job.state.value == "waiting_for_answer":  # asked before a restart
@@ -186,7 +190,7 @@ class JobManager:
         else:  # nobody is waiting in memory: run the job again; it gets this answer when it re-asks
             await self.store.set_job_state(job_id, "queued")
             self._wakeup.set()
-        return await self.store.get_job(job_id)
+        return await self.require(job_id)
 
     def progress(self, job_id: str) -> JobProgress | None:
         """A job's progress as its events left it (None: no event since the daemon started, or long ago)."""
@@ -198,7 +202,7 @@ class JobManager:
             return None
         return book.pending.question_id, book.pending.text
 
-    async def require(self, job_id: str) -> Any:
+    async def require(self, job_id: str) -> Job:
         job = await self.store.get_job(job_id)
         if job is None:
             raise NotFound(f"no job with id {job_id!r}; `troupe jobs` lists them")
@@ -225,12 +229,13 @@ class JobManager:
         return seq
 
     async def _finish(self, job_id: str, workspace_id: int | None, state: str, *, error: str | None = None,
-                      result: dict[str, Any] | None = None) -> None:
-        kwargs: dict[str, Any] = {"error": redact(error) if error else None}
-        if result is not None:
-            kwargs["result"] = clipped(_redacted(result))
-        await self.store.set_job_state(job_id, state, **kwargs)
-        await self.record_event(job_id, workspace_id, Event(JobStateData(state=state, error=kwargs["error"])))
+                      result: JsonDict | None = None) -> None:
+        shown = redact(error) if error else None
+        if result is None:
+            await self.store.set_job_state(job_id, state, error=shown)
+        else:
+            await self.store.set_job_state(job_id, state, error=shown, result=clipped(_redacted(result)))
+        await self.record_event(job_id, workspace_id, Event(JobStateData(state=state, error=shown)))
 
     # ---------------------------------------------------------------- running
 
@@ -252,7 +257,7 @@ class JobManager:
             self.slots.take(job.id, lane)
             self._tasks[job.id] = asyncio.create_task(self._run(job), name=f"troupe-job-{job.id}")
 
-    async def _run(self, job: Any) -> None:
+    async def _run(self, job: Job) -> None:
         try:
             current = await self.store.get_job(job.id)
             if current is not None and not current.state.is_terminal:  # not cancelled while being claimed
@@ -263,7 +268,7 @@ class JobManager:
             self._books.pop(job.id, None)
             self._content.pop(job.id, None)
 
-    async def _execute(self, job: Any) -> None:
+    async def _execute(self, job: Job) -> None:
         wid = job.workspace_id
         root = await self.workspace_root(wid)
         book = QuestionBook.from_events(await self.store.events_after(job.id, 0)) if job.last_seq else QuestionBook()
@@ -274,12 +279,12 @@ class JobManager:
         async def emit(event: Event) -> None:
             await self.record_event(job.id, wid, event)
 
-        async def save_checkpoint(phase: str, checkpoint: Any) -> None:
+        async def save_checkpoint(phase: str, checkpoint: JsonDict) -> None:
             await self.store.update_job(job.id, last_phase=phase, checkpoint=checkpoint)
 
-        announced: set[tuple[Any, ...]] = set()
+        announced: set[Announced] = set()
 
-        async def report_findings(file: str, drafts: list[Any]) -> None:
+        async def report_findings(file: str, drafts: list[Draft]) -> None:
             if wid is not None:
                 await self._announce(job.id, wid, file, drafts, announced, replace_open=False)
 
@@ -320,7 +325,7 @@ class JobManager:
         if self.slots.release(job_id):
             self._wakeup.set()
 
-    async def _interrupted(self, job: Any, book: QuestionBook) -> None:
+    async def _interrupted(self, job: Job, book: QuestionBook) -> None:
         """Cancelled by the user, or stopped by a daemon shutdown (then left to resume)."""
         if not self.stopping:
             await self._finish(job.id, job.workspace_id, "cancelled",
@@ -340,8 +345,8 @@ class JobManager:
                 f"daemon stopped while the job was running ({where}; the {self.executor.name} executor "
                 "cannot resume jobs); submit it again"))
 
-    async def _announce(self, job_id: str, workspace_id: int, file: str, drafts: list[Any],
-                        announced: set[tuple[Any, ...]], *, replace_open: bool) -> int:
+    async def _announce(self, job_id: str, workspace_id: int, file: str, drafts: list[Draft],
+                        announced: set[Announced], *, replace_open: bool) -> int:
         """Store one file's findings and stream the ones not already streamed by this job; with
         ``replace_open``, the file's older findings this review no longer reports stream as resolved."""
         before = await self.store.list_findings(workspace_id, file) if replace_open else []
@@ -357,6 +362,7 @@ class JobManager:
         for old in before:
             if old.id not in kept:
                 gone = await self.store.get_finding(old.id)
+                assert gone is not None  # only a forgotten workspace deletes findings, and it is this job's
                 await self.record_event(job_id, workspace_id, Event(finding_data(gone)))
         for finding in stored:
             key = (finding.id, finding.start_line, finding.end_line, finding.message)
@@ -365,7 +371,7 @@ class JobManager:
                 await self.record_event(job_id, workspace_id, Event(finding_data(finding)))
         return len(stored)
 
-    async def _store_outcome(self, job: Any, outcome: JobResult, announced: set[tuple[Any, ...]]) -> None:
+    async def _store_outcome(self, job: Job, outcome: JobResult, announced: set[Announced]) -> None:
         result = dict(outcome.result)
         if outcome.change is not None:
             change = await self.store.propose_change(
@@ -389,7 +395,7 @@ class JobManager:
         await self._finish(job.id, job.workspace_id, outcome.status, error=outcome.error, result=result)
 
 
-def finding_data(finding: Any) -> FindingData:
+def finding_data(finding: Finding) -> FindingData:
     """A stored finding as event data (the fields of ``protocol.FindingInfo``)."""
     return FindingData(id=finding.id, file=finding.file, severity=str(finding.severity), message=finding.message,
                        start_line=finding.start_line, start_col=finding.start_col, end_line=finding.end_line,
@@ -421,7 +427,7 @@ MAX_EVENT_TEXT = 200_000
 still fits (the size policy is MAX_FILE_BYTES); a 50 MB prompt echoed back does not."""
 
 
-def clipped(data: Any, limit: int = MAX_EVENT_TEXT) -> Any:
+def clipped(data: Json, limit: int = MAX_EVENT_TEXT) -> Json:  # any JSON in, the same shape out
     """``data`` with every string over ``limit`` characters cut, saying how much was left out."""
     if isinstance(data, str) and len(data) > limit:
         return data[:limit] + f"\n… [{len(data) - limit:,} more characters left out: too large to keep]"
@@ -432,7 +438,7 @@ def clipped(data: Any, limit: int = MAX_EVENT_TEXT) -> Any:
     return data
 
 
-def _redacted(data: Any) -> Any:
+def _redacted(data: Json) -> Json:  # any JSON in, the same shape out
     if isinstance(data, str):
         return redact(data)
     if isinstance(data, dict):

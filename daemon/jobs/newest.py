@@ -14,10 +14,14 @@ import hashlib
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from daemon.job_options import stored_options
 from daemon.messages import SubmitJob
+
+if TYPE_CHECKING:
+    from daemon.json_types import JsonObject
+    from storage import Job
 
 MAX_MERGED_FILES = 20  # a superseding review takes over at most this many files in all
 
@@ -25,11 +29,11 @@ Content = dict[str, tuple[str, float]]
 """file -> (sha256 of its text, when it was read)."""
 
 
-def is_save_review(kind: str, request: dict[str, Any]) -> bool:
+def is_save_review(kind: str, request: JsonObject) -> bool:
     return kind == "review" and stored_options(request).trigger == "save"
 
 
-def superseding(request: SubmitJob, active: list[Any]) -> tuple[SubmitJob, list[Any]]:
+def superseding(request: SubmitJob, active: list[Job]) -> tuple[SubmitJob, list[Job]]:
     """The request, taking over the files of the active save reviews it supersedes, and those jobs."""
     if not is_save_review(request.kind, request.to_json()):
         return request, []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -22,12 +22,16 @@ from daemon.payloads import (
     payload,
 )
 
+if TYPE_CHECKING:
+    from daemon.json_types import Json
+    from storage import JobEvent
 
-def advance(progress: JobProgress, kind: str, data: Any, *, phase: str | None = None,
+
+def advance(progress: JobProgress, kind: str, data: Json, *, phase: str | None = None,
             role: str | None = None) -> JobProgress:
     """The progress after one event (``data`` as recorded)."""
     body = payload(kind, data)
-    changes: dict[str, Any] = {}
+    changes: dict[str, object] = {}  # msgspec.structs.replace checks nothing: each value is its field's type
     if phase:
         changes["phase"] = phase
     if isinstance(body, JobStateData) and body.state:
@@ -52,7 +56,7 @@ def advance(progress: JobProgress, kind: str, data: Any, *, phase: str | None = 
     return msgspec.structs.replace(progress, **changes) if changes else progress
 
 
-def fold(events: Iterable[Any]) -> JobProgress:
+def fold(events: Iterable[JobEvent]) -> JobProgress:
     """The progress after ``events`` (stored events, oldest first)."""
     progress = JobProgress()
     for event in events:

@@ -12,9 +12,12 @@ import asyncio
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from daemon.payloads import HUMAN, AnswerData, QuestionData, payload
+
+if TYPE_CHECKING:
+    from storage import JobEvent
 
 
 @dataclass
@@ -32,7 +35,7 @@ class QuestionBook:
     replay: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
-    def from_events(cls, events: Iterable[Any]) -> QuestionBook:
+    def from_events(cls, events: Iterable[JobEvent]) -> QuestionBook:
         """Rebuild from stored events (objects with ``kind`` and ``data``)."""
         asked: dict[str, str] = {}
         answered: dict[str, str] = {}
