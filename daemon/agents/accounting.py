@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from daemon.agents.model import Role
 from daemon.events import Say
+from daemon.json_types import JsonObject
 from daemon.llm.budget import Budget
 from daemon.llm.errors import LLMBadResponse
 from daemon.llm.gateway import REPETITION, TIME_LIMIT, Completion, ModelGateway
@@ -74,14 +74,14 @@ class Tally:
                      "cached_prompt_tokens"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, float]:  # every field a count or seconds
         out = asdict(self)
         out["tokens"] = self.tokens
         out["engine_seconds"] = round(self.engine_seconds, 6)
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Tally:
+    def from_dict(cls, data: JsonObject) -> Tally:  # to_dict's, read back from a checkpoint
         return cls(**{k: data[k] for k in ("calls", "prompt_tokens", "completion_tokens", "cost",
                                            "model_seconds", "seconds", "cached_prompt_tokens") if k in data})
 

@@ -7,14 +7,15 @@ edits written over it, then the chain continues at ``next``.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
+from dataclasses import asdict
 
 import msgspec
 
 from daemon.agents.accounting import Tally
-from daemon.agents.job import CHECKPOINT_VERSION, state_to_dict
+from daemon.agents.job import CHECKPOINT_VERSION, Checkpoint, state_to_dict
 from daemon.agents.workbench import Workbench
+from daemon.json_types import JsonDict
+from daemon.lint.check import LintIssue
 from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import CodeState
 
@@ -24,7 +25,7 @@ class CheckpointError(ValueError):
 
 
 def make_checkpoint(*, chain: str, job_id: str | None, next_pos: tuple[int, int, int], last_phase: str,
-                    bench: Workbench, states: list[CodeState], usage: Tally, warnings: list[str]) -> dict[str, Any]:
+                    bench: Workbench, states: list[CodeState], usage: Tally, warnings: list[str]) -> JsonDict:
     files: dict[str, str | None] = {}
     if bench.scratch is not None:
         for edit in bench.scratch.proposed_change().edits:
@@ -34,12 +35,12 @@ def make_checkpoint(*, chain: str, job_id: str | None, next_pos: tuple[int, int,
         "last_phase": last_phase, "conclusions": dict(bench.conclusions), "files": files,
         "states": [state_to_dict(s) for s in states], "context": bench.context_text,
         "test_report": msgspec.to_builtins(bench.test_report),
-        "lint": [vars(i) if hasattr(i, "__dict__") else dict(i) for i in bench.lint],
+        "lint": [asdict(i) for i in bench.lint],
         "usage": usage.to_dict(), "warnings": list(warnings),
     }
 
 
-def restore(checkpoint: dict[str, Any], chain: str, bench: Workbench) -> tuple[tuple[int, int, int], list[CodeState],
+def restore(checkpoint: Checkpoint, chain: str, bench: Workbench) -> tuple[tuple[int, int, int], list[CodeState],
                                                                                    Tally, list[str]]:
     """Rebuild the workbench from ``checkpoint``; returns (next position, prior code states, usage, warnings)."""
     version = checkpoint.get("version") if isinstance(checkpoint, dict) else None
@@ -62,7 +63,7 @@ def restore(checkpoint: dict[str, Any], chain: str, bench: Workbench) -> tuple[t
         bench.context_text = checkpoint.get("context")
         if checkpoint.get("test_report"):  # also the shape an older daemon wrote (daemon.workspace.reports)
             bench.test_report = msgspec.convert(checkpoint["test_report"], TestReport)
-        bench.lint = [SimpleNamespace(**i) for i in checkpoint.get("lint", [])]
+        bench.lint = [LintIssue(**i) for i in checkpoint.get("lint", [])]
         states = [CodeState(**s) for s in checkpoint.get("states", [])]
         usage = Tally.from_dict(checkpoint.get("usage", {}))
     except (KeyError, TypeError, ValueError, msgspec.ValidationError) as exc:

@@ -16,21 +16,40 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from daemon.agents.dialogue import AskHuman
 from daemon.agents.loader import load_chains
 from daemon.agents.model import ChainSet
 from daemon.config import Settings
 from daemon.events import EventSink
+from daemon.json_types import JsonDict
 from daemon.llm.gateway import ModelGateway
 
 if TYPE_CHECKING:
     from daemon.agents.job import JobSpec
     from daemon.experience.session import JobExperience
 
-SaveCheckpoint = Callable[[str, dict[str, Any]], Awaitable[None]]
+SaveCheckpoint = Callable[[str, JsonDict], Awaitable[None]]
 """Called after every finished phase with (last phase, checkpoint): what a restarted daemon resumes."""
+
+
+class ContextOptions(TypedDict, total=False):
+    """The fields of a :class:`RunContext` that have defaults (see there)."""
+
+    ask_human: AskHuman | None
+    on_checkpoint: SaveCheckpoint | None
+    chains: ChainSet | None
+    scratch_dir: Path | None
+    experience: JobExperience | None
+
+
+class ContextChanges(ContextOptions, total=False):
+    """The fields of a :class:`RunContext` to change, for :meth:`RunContext.replace`."""
+
+    gateway: ModelGateway
+    emit: EventSink
+    settings: Settings
 
 
 @dataclass(frozen=True)
@@ -46,11 +65,11 @@ class RunContext:
 
     @classmethod
     def of(cls, gateway: ModelGateway, emit: EventSink, settings: Settings | None = None,
-           **rest: Any) -> RunContext:
+           **rest: Unpack[ContextOptions]) -> RunContext:
         """A context whose settings default to the gateway's model settings (tests and benchmarks)."""
         return cls(gateway, emit, settings or Settings(model=gateway.settings), **rest)
 
-    def replace(self, **changes: Any) -> RunContext:
+    def replace(self, **changes: Unpack[ContextChanges]) -> RunContext:
         return dataclasses.replace(self, **changes)
 
     async def chains_for(self, spec: JobSpec) -> ChainSet:

@@ -24,12 +24,16 @@ says what the next phase's ``{code}`` shows (``daemon.agents.scope``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from daemon.agents.model import Loop, Until
 from daemon.agents.scope import View, changed_since, named_paths, with_imports
 from daemon.agents.workbench import Workbench
 from daemon.lint.check import static_check
+
+if TYPE_CHECKING:
+    from daemon.agents.tools import Tools
+    from daemon.workspace.reports import TestReport
 
 
 @dataclass
@@ -43,7 +47,7 @@ class LastReview:
 
 
 async def skip_reason(loop: Loop, cycle: int, review: LastReview | None, bench: Workbench,
-                      tools: Any) -> str | None:
+                      tools: Tools) -> str | None:
     """Why cycle ``cycle`` (0-based) of ``loop`` need not run, or None; ``review``: see :class:`LastReview`
     (None before the loop's first cycle)."""
     if review is None:
@@ -64,7 +68,7 @@ async def skip_reason(loop: Loop, cycle: int, review: LastReview | None, bench: 
     return None
 
 
-async def _checked(changed: list[str], bench: Workbench, tools: Any) -> Any:
+async def _checked(changed: list[str], bench: Workbench, tools: Tools) -> TestReport | None:
     """The test report when ruff finds nothing in the changed Python files and the tests run and
     pass; else None."""
     python = [p for p in changed if p.endswith((".py", ".pyi")) and bench.read(p) is not None]
@@ -74,7 +78,7 @@ async def _checked(changed: list[str], bench: Workbench, tools: Any) -> Any:
     return report if report is not None and report.ran and report.ok else None
 
 
-async def _checks_pass(bench: Workbench, tools: Any) -> str | None:
+async def _checks_pass(bench: Workbench, tools: Tools) -> str | None:
     before, changed = bench.checked_before, bench.changed_files()
     if not changed:
         return None
@@ -92,7 +96,7 @@ async def _checks_pass(bench: Workbench, tools: Any) -> str | None:
             f"{report.passed} passed), and ruff finds nothing in {', '.join(changed)}")
 
 
-async def _addressed(review: LastReview, changed: list[str], bench: Workbench, tools: Any) -> str | None:
+async def _addressed(review: LastReview, changed: list[str], bench: Workbench, tools: Tools) -> str | None:
     missed = [p for p in review.named if p not in changed and bench.read(p) is not None]
     if missed:
         return None

@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from daemon.agents.anchoring import (
     anchor_line,
@@ -34,6 +34,11 @@ from daemon.agents.anchoring import (
     line_has,
     quote_end,
 )
+from daemon.json_types import Json, JsonDict, JsonObject
+
+if TYPE_CHECKING:
+    from daemon.lint.check import LintIssue
+    from daemon.workspace.reports import TestReport
 
 SEVERITIES = ("critical", "major", "minor", "info")
 _SEVERITY_ALIASES = {"error": "major", "high": "major", "blocker": "critical", "warning": "minor",
@@ -70,13 +75,13 @@ class Finding:
     rule: str | None = None  # e.g. a ruff code for lint findings
     source: str = "reviewer"  # "reviewer", "repair" (daemon.agents.repair) or the static checker's name
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return asdict(self)
 
 
 @dataclass
 class Rejected:
-    raw: Any
+    raw: JsonObject  # the finding as the model wrote it (or as parsed), refused for ``reason``
     reason: str
 
 
@@ -91,7 +96,7 @@ def _json_candidates(reply: str) -> list[str]:
     return candidates
 
 
-def _loads_forgiving(text: str) -> Any:
+def _loads_forgiving(text: str) -> Json:  # a model's JSON: parse_findings checks its shape
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -109,11 +114,11 @@ def _block_value(lines: list[str]) -> str:
     return value
 
 
-def parse_blocks(reply: str) -> list[dict[str, Any]]:
+def parse_blocks(reply: str) -> list[JsonObject]:
     """Findings written as ``LINE:`` / ``BUG:`` / ``FIX:`` (or ``BUG:`` / ``SEVERITY:`` / ``CODE:`` /
     ``FIX:``) blocks, in any order: a key seen again, or a line number after a fix, starts the
     next block. A ``FILE:`` line applies to the blocks after it."""
-    findings: list[dict[str, Any]] = []
+    findings: list[JsonObject] = []
     current: dict[str, list[str]] = {}
     key: str | None = None
     file = ""
@@ -146,7 +151,7 @@ def parse_blocks(reply: str) -> list[dict[str, Any]]:
     return findings
 
 
-def _split_line_value(item: dict[str, Any]) -> None:
+def _split_line_value(item: JsonObject) -> None:
     """``LINE: 8-9: what is wrong`` -> start and end lines, and the message when there is none."""
     value = str(item.get("start_line") or "").strip("*_` ")
     if not value:
@@ -163,7 +168,7 @@ def _split_line_value(item: dict[str, Any]) -> None:
         item["message"] = rest
 
 
-def parse_findings(reply: str) -> list[dict[str, Any]]:
+def parse_findings(reply: str) -> list[JsonObject]:
     """The raw finding objects in a reply; raises :class:`FindingsError` with a precise reason."""
     stripped = reply.strip()
     if stripped in ("", "[]") or re.fullmatch(r"(?is)(no (problems|issues|findings|bugs)[^\n]*|none\.?)", stripped):
@@ -197,7 +202,7 @@ def parse_findings(reply: str) -> list[dict[str, Any]]:
                         f"{last_error.colno} ({line.strip()[:80]!r}). Reply again with only the corrected JSON list.")
 
 
-def _int(value: Any) -> int | None:
+def _int(value: Json) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -207,12 +212,12 @@ def _int(value: Any) -> int | None:
     return None
 
 
-def _severity(value: Any) -> str:
+def _severity(value: Json) -> str:
     text = str(value or "").strip().lower()
     return text if text in SEVERITIES else _SEVERITY_ALIASES.get(text, "minor")
 
 
-def validate_findings(raw: list[dict[str, Any]], read: Callable[[str], str | None],
+def validate_findings(raw: list[JsonObject], read: Callable[[str], str | None],
                       allowed_files: set[str] | None = None) -> tuple[list[Finding], list[Rejected]]:
     """Keep the findings whose place is real; re-anchor quoted ones that name the wrong lines.
 
@@ -294,7 +299,7 @@ def _terms(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _COMMON}
 
 
-def drop_lint_repeats(findings: list[Finding], issues: list[Any]) -> tuple[list[Finding], list[Rejected]]:
+def drop_lint_repeats(findings: list[Finding], issues: list[LintIssue]) -> tuple[list[Finding], list[Rejected]]:
     """Reviewer findings that only restate a static-check issue of the same file (weak models do,
     even when told not to): every term of the lint message, bar its code, appears in the finding."""
     kept: list[Finding] = []
@@ -331,12 +336,12 @@ def as_suggestions(findings: list[Finding]) -> tuple[list[Finding], list[Rejecte
     return kept, dropped
 
 
-def failing_test_findings(report: Any, files: list[str], covered: list[Finding]) -> list[Finding]:
+def failing_test_findings(report: TestReport | None, files: list[str], covered: list[Finding]) -> list[Finding]:
     """A related test that fails where a reviewed file's line is the deepest frame of its traceback
     (an exception raised in the code under review) as a finding on that line: executed evidence, so
     "major", the test and its message as the finding's message. Lines a repair's finding already
     covers are left to that finding (it carries the fix)."""
-    if report is None or report.ok or getattr(report, "cannot_run", ""):
+    if report is None or report.ok or report.cannot_run:
         return []
     found: list[Finding] = []
     for failure in report.failures:
@@ -351,7 +356,7 @@ def failing_test_findings(report: Any, files: list[str], covered: list[Finding])
     return found
 
 
-def lint_findings(issues: list[Any]) -> list[Finding]:
+def lint_findings(issues: list[LintIssue]) -> list[Finding]:
     """Static-check issues (``LintIssue(file, line, col, code, message)``) as findings (severity:
     :func:`daemon.lint.ruff.severity`; the message does not repeat the code)."""
     from daemon.lint.ruff import severity
@@ -360,7 +365,7 @@ def lint_findings(issues: list[Any]) -> list[Finding]:
                     message=i.message.strip() or i.code, rule=i.code, source="ruff") for i in issues]
 
 
-def render_lint(issues: list[Any]) -> str:
+def render_lint(issues: list[LintIssue]) -> str:
     """The ``{lint}`` of a prompt: a short summary (``daemon.lint.summary``), never the whole list."""
     from daemon.lint.summary import lint_summary
 

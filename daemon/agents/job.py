@@ -17,18 +17,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
 from daemon.agents.accounting import PhaseStats, Tally
 from daemon.agents.findings import Finding
+from daemon.json_types import JsonDict, JsonObject
 from daemon.llm.budget import Budget
 from daemon.workspace.change import ProposedDiff
 from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import CodeState
 
 CHECKPOINT_VERSION = 1
+
+Checkpoint = JsonObject
+"""A checkpoint (the format above) as JSON: :func:`daemon.agents.checkpoint.make_checkpoint` writes it
+(as a checked :data:`~daemon.json_types.JsonDict`); it is read back from the store, or by ``CrossTeams``
+from a team's outcome, and :func:`~daemon.agents.checkpoint.restore` checks its shape."""
 
 
 @dataclass
@@ -50,7 +56,7 @@ class JobSpec:
     diff: str | None = None         # review this diff (its files are read from the workspace)
     job_id: str | None = None
     budget: Budget | None = None
-    resume_from: dict[str, Any] | None = None  # a checkpoint from an earlier run of this job
+    resume_from: Checkpoint | None = None  # a checkpoint from an earlier run of this job
     test_command: str | None = None  # overrides the configured test command
 
 
@@ -62,13 +68,13 @@ class JobOutcome:
     conclusions: dict[str, str] = field(default_factory=dict)  # every phase's latest conclusion
     change: ProposedDiff | None = None  # None when nothing changed
     findings: list[Finding] = field(default_factory=list)
-    rejected_findings: list[dict[str, Any]] = field(default_factory=list)  # {"finding": ..., "reason": ...}
+    rejected_findings: list[JsonDict] = field(default_factory=list)  # {"finding": ..., "reason": ...}
     test_report: TestReport | None = None  # the last test run of the job's code
     tests: str | None = None  # chains with a test loop: "passed", "failed" or "not run" (nothing to run)
     usage: Tally = field(default_factory=Tally)
     phases: list[PhaseStats] = field(default_factory=list)
     code_states: list[CodeState] = field(default_factory=list)
-    checkpoint: dict[str, Any] | None = None
+    checkpoint: Checkpoint | None = None
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -76,7 +82,7 @@ class JobOutcome:
     def ok(self) -> bool:
         return self.status == "succeeded"
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonDict:
         """A JSON-serialisable digest for the job's stored result."""
         return {
             "status": self.status, "chain": self.chain, "conclusion": self.conclusion,
@@ -92,6 +98,6 @@ class PhaseFailed(RuntimeError):
     """A phase could not produce what it must (after bounded retries); the job fails with this message."""
 
 
-def state_to_dict(state: CodeState) -> dict[str, Any]:
+def state_to_dict(state: CodeState) -> JsonDict:
     return {"index": state.index, "hash": state.hash, "files": list(state.files),
             "instruction": state.instruction, "at": state.at}

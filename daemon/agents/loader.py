@@ -68,7 +68,6 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from daemon.agents.model import (
     DEFAULT_MAX_TOKENS,
@@ -87,6 +86,7 @@ from daemon.agents.model import (
     Until,
 )
 from daemon.agents.toml_lines import line_of
+from daemon.json_types import Json, JsonObject
 from daemon.teams.config import KEYS as SCALE_KEYS
 from daemon.teams.config import TeamsConfigError, parse_teams_config
 
@@ -137,8 +137,9 @@ class _File:
     def error(self, where: list[str | int], reason: str) -> ChainError:
         return ChainError(str(self.path), line_of(self.text, where), reason)
 
-    def expect(self, table: dict[str, Any], key: str, kind: type | tuple[type, ...], where: list[str | int],
-               default: Any = ..., allowed: set[str] | None = None) -> Any:
+    def expect(self, table: JsonObject, key: str, kind: type | tuple[type, ...], where: list[str | int],
+               default: object = ..., allowed: set[str] | None = None) -> Json:
+        """``table[key]`` (else ``default``), refused unless of ``kind``: Json, as ``kind`` is checked at run time."""
         if key not in table:
             if default is ...:
                 raise self.error(where, f"missing required key {key!r}")
@@ -152,7 +153,7 @@ class _File:
             raise self.error([*where, key], f"{key} = {value!r} is not one of: {', '.join(sorted(allowed))}")
         return value
 
-    def no_unknown_keys(self, table: dict[str, Any], known: set[str], where: list[str | int], what: str) -> None:
+    def no_unknown_keys(self, table: JsonObject, known: set[str], where: list[str | int], what: str) -> None:
         for key in table:
             if key not in known:
                 raise self.error([*where, key], f"unknown key {key!r} in {what} (expected one of: "
@@ -164,7 +165,7 @@ def _line_from_message(message: str) -> int:
     return int(match.group(1)) if match else 1
 
 
-def _positive(f: _File, table: dict[str, Any], key: str, where: list[str | int], default: int,
+def _positive(f: _File, table: JsonObject, key: str, where: list[str | int], default: int,
               minimum: int = 1) -> int:
     value: int = f.expect(table, key, int, where, default)  # expect checked it is an int
     if value < minimum:
@@ -172,14 +173,14 @@ def _positive(f: _File, table: dict[str, Any], key: str, where: list[str | int],
     return value
 
 
-def _time_limit(f: _File, data: dict[str, Any]) -> float | None:
+def _time_limit(f: _File, data: JsonObject) -> float | None:
     value = f.expect(data, "time_limit", (int, float), [], None)
     if value is not None and value < 1:
         raise f.error(["time_limit"], f"time_limit is in seconds and must be at least 1, got {value}")
     return None if value is None else float(value)
 
 
-def _roles(f: _File, data: dict[str, Any]) -> dict[str, Role]:
+def _roles(f: _File, data: JsonObject) -> dict[str, Role]:
     table = f.expect(data, "roles", dict, [], {})
     roles = {}
     for name, body in table.items():
@@ -198,7 +199,7 @@ def _roles(f: _File, data: dict[str, Any]) -> dict[str, Role]:
     return roles
 
 
-def _phase(f: _File, body: dict[str, Any], where: list[str | int], *, review_fix: bool = False) -> Phase:
+def _phase(f: _File, body: JsonObject, where: list[str | int], *, review_fix: bool = False) -> Phase:
     """One phase; ``review_fix``: it answers a review comment (a later phase of a finished loop)."""
     f.no_unknown_keys(body, _PHASE_KEYS, where, "a phase")
     name = f.expect(body, "phase", str, where)
@@ -233,7 +234,7 @@ def _phase(f: _File, body: dict[str, Any], where: list[str | int], *, review_fix
     return phase
 
 
-def _step(f: _File, body: Any, where: list[str | int]) -> Step:
+def _step(f: _File, body: Json, where: list[str | int]) -> Step:
     if not isinstance(body, dict):
         raise f.error(where, "a step must be a table")
     kinds = [k for k in ("phase", "loop", "tool") if k in body]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
 
 from daemon.agents.dialogue import Dialogue, DialogueResult
 from daemon.agents.findings import (
@@ -56,6 +55,7 @@ from daemon.workspace.edits import (
     parse_edits,
 )
 from daemon.workspace.paths import PathOutsideWorkspace, confine
+from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import NotEditable
 
 _PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".adoc")
@@ -300,10 +300,10 @@ class Producer:
         return Product(text, warnings=warnings, concluded=concluded)
 
 
-def _all_shown(examples: Any, prompt: str) -> bool:
+def _all_shown(examples: TestReport | None, prompt: str) -> bool:
     """Whether the prompt already holds every failing example's message (whitespace aside)."""
     text = " ".join(prompt.split())
-    return all(" ".join(f.message.split())[:300] in text for f in examples.failures)
+    return examples is not None and all(" ".join(f.message.split())[:300] in text for f in examples.failures)
 
 
 def _is_requirements(path: str) -> bool:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 from pathlib import Path
-from typing import Any
 
 from daemon.agents.findings import Finding
 from daemon.agents.model import Phase
@@ -29,6 +28,7 @@ from daemon.workspace.doctests import DOCTEST_SECONDS, run_doctests
 from daemon.workspace.edits import EditApplyError, EditParseError, apply_edits, parse_edits
 from daemon.workspace.paths import PathOutsideWorkspace
 from daemon.workspace.related import RELATED_SECONDS, run_related
+from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import NotEditable, Scratch
 
 MAX_HUNK_LINES = 3  # a larger change is a rewrite, not a line finding
@@ -59,14 +59,14 @@ def hunks(before: str, after: str) -> list[tuple[int, int, str]]:
     return found
 
 
-async def _recheck(bench: Workbench, root: Path, files: list[str], tests: bool) -> Any:
+async def _recheck(bench: Workbench, root: Path, files: list[str], tests: bool) -> TestReport | None:
     """The same evidence run again on the repaired copy at ``root``."""
     if tests:
         return await run_related(root, bench.related_files, timeout=bench.seconds_left(RELATED_SECONDS))
     return await run_doctests(root, files, timeout=bench.seconds_left(DOCTEST_SECONDS))
 
 
-async def repair_findings(bench: Workbench, phase: Phase, reply: Any) -> tuple[list[Finding], str]:
+async def repair_findings(bench: Workbench, phase: Phase, reply: str) -> tuple[list[Finding], str]:
     """The verified repair's findings and what became of the repair, in words (for the transcript).
 
     The evidence is the phase's ``skip_if_empty`` field: the failing docstring examples (``examples``)

@@ -18,7 +18,6 @@ import asyncio
 import re
 import uuid
 from pathlib import Path
-from typing import Any
 
 from daemon.agents.findings import Finding
 from daemon.agents.model import Phase
@@ -48,7 +47,7 @@ def render_suspects(findings: list[Finding]) -> str:
     return "\n".join(parts)
 
 
-def _test_source(reply: Any) -> str | None:
+def _test_source(reply: str) -> str | None:
     text = str(getattr(reply, "text", reply) or "")
     blocks = _PYTHON_BLOCK.findall(text)
     source = max(blocks, key=len) if blocks else text
@@ -81,7 +80,7 @@ async def _run(workspace: Path, name: str, source: str, fixed: tuple[str, str] |
         await asyncio.to_thread(scratch.cleanup)
 
 
-async def reproduce_findings(bench: Workbench, phase: Phase, reply: Any,
+async def reproduce_findings(bench: Workbench, phase: Phase, reply: str,
                              suggestions: list[Finding]) -> tuple[list[Finding], str]:
     """The suggestions a written test reproduced, and what happened, in words. Those findings are
     changed in place (they are already the job's): "major", source "reproduced", the test in the message."""

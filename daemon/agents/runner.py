@@ -25,7 +25,6 @@ import re
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from daemon.agents.accounting import Meter
 from daemon.agents.checkpoint import CheckpointError, make_checkpoint, restore
@@ -41,7 +40,9 @@ from daemon.agents.produce import Producer
 from daemon.agents.tools import Tools
 from daemon.agents.workbench import Workbench
 from daemon.events import Event
+from daemon.json_types import JsonDict
 from daemon.llm.errors import BudgetExceeded, LLMError, TimeLimitReached
+from daemon.llm.gateway import Completion
 from daemon.payloads import LogData, Payload, PhaseFinishedData, PhaseStartedData
 from daemon.workspace.scratch import CodeState, Scratch
 
@@ -399,7 +400,7 @@ class _Run:
         if scratch is None:
             raise PhaseFailed(f"phase {phase.name!r} is delegated but the job has no workspace copy")
 
-        def account(completion: Any, seconds: float) -> None:
+        def account(completion: Completion, seconds: float) -> None:
             self.meter.job.add(completion, seconds)
             if self.meter.phase is not None:
                 self.meter.phase.tally.add(completion, seconds)
@@ -444,9 +445,9 @@ class _Run:
             await self.runner.on_checkpoint(last_phase, checkpoint)
 
 
-def findings_by_file(findings: list[Finding]) -> dict[str, list[dict[str, Any]]]:
+def findings_by_file(findings: list[Finding]) -> dict[str, list[JsonDict]]:
     """Findings grouped per file, as the daemon stores them."""
-    grouped: dict[str, list[dict[str, Any]]] = {}
+    grouped: dict[str, list[JsonDict]] = {}
     for finding in findings:
         grouped.setdefault(finding.file, []).append(finding.to_dict())
     return grouped

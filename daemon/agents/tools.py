@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
 
 from daemon.agents.model import Tool, ToolName
 from daemon.agents.workbench import Workbench
 from daemon.events import Say
-from daemon.lint.check import static_check
+from daemon.lint.check import LintIssue, static_check
 from daemon.payloads import ToolRunData
 from daemon.workspace import doctests, related, repomap, testing
+from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import Scratch
 
 TEST_TIMEOUT = 300.0
@@ -39,20 +39,21 @@ class Tools:
         await {"tests": self.tests, "doctests": self.doctests, "related_tests": self.related_tests,
                "static_check": self.static_check}[step.name]()
 
-    async def tests(self) -> Any:
+    async def tests(self) -> TestReport:
         """Run the tests; the code as at the last run keeps that run's report (a skip rule ran them)."""
         state = sorted(self.bench.snapshot().items()) if self.bench.scratch is not None else None
         if state is not None and state == self._tested and self.bench.test_report is not None:
             return self.bench.test_report
         report = await self._run_tests()
+        assert report is not None  # only a run of the examples alone can find nothing to run
         self._tested = state
         return report
 
-    async def doctests(self) -> Any:
+    async def doctests(self) -> TestReport | None:
         """Only the docstring examples of the files in focus: a review's evidence, a change's first look."""
         return await self._run_tests(examples_only=True)
 
-    async def related_tests(self) -> Any:
+    async def related_tests(self) -> TestReport | None:
         """Only the tests related to the files under review (``daemon.workspace.related``), within the
         chain's time limit, on a copy: a review's evidence from the repository's own tests."""
         started = time.monotonic()
@@ -79,7 +80,7 @@ class Tools:
             await self._say(ToolRunData.of_report("related_tests", report, time.monotonic() - started), "tester")
         return report
 
-    async def _run_tests(self, examples_only: bool = False) -> Any:
+    async def _run_tests(self, examples_only: bool = False) -> TestReport | None:
         """The project's tests and the docstring examples of the files in focus and changed
         (``daemon.workspace.doctests``), as one report."""
         started = time.monotonic()
@@ -111,7 +112,7 @@ class Tools:
         await self._say(ToolRunData.of_report(tool, report, time.monotonic() - started), "tester")
         return report
 
-    async def static_check(self) -> list[Any]:
+    async def static_check(self) -> list[LintIssue]:
         root = self.bench.root
         files = self.bench.review_files() or self.bench.changed_files()
         if root is None or not files:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from daemon.agents.findings import FINDINGS_FORMAT, render_lint
 from daemon.agents.job import JobSpec
@@ -26,6 +27,11 @@ from daemon.workspace.paths import PathOutsideWorkspace, confine
 from daemon.workspace.repomap import MAX_NAMED_EXCERPTS, build_context, excerpt, is_test_file, symbols_for
 from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import NotEditable, Scratch
+
+if TYPE_CHECKING:
+    from daemon.agents.findings import Finding
+    from daemon.agents.placeholders import Unfinished
+    from daemon.lint.check import LintIssue
 
 _LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust",
               ".md": "markdown", ".toml": "toml", ".json": "json", ".sh": "bash", ".txt": "text"}
@@ -70,13 +76,13 @@ class Workbench:
         self.conclusions: dict[str, str] = {}
         self.context_text: str | None = None
         self.test_report: TestReport | None = None  # the last run of the project's tests (and examples)
-        self.lint: list[Any] = []      # LintIssue
+        self.lint: list[LintIssue] = []
         self.excerpted: set[str] = set()  # files a prompt showed only in part: never to be rewritten whole
-        self.examples: Any = None      # the docstring examples' TestReport (daemon.workspace.doctests), if any
-        self.related: Any = None       # the related tests' TestReport (daemon.workspace.related), if any ran
+        self.examples: TestReport | None = None  # the docstring examples' run (daemon.workspace.doctests), if any
+        self.related: TestReport | None = None  # the related tests' run (daemon.workspace.related), if any ran
         self.related_files: list[str] = []  # those test files
-        self.suggestions: list[Any] = []  # the reviewer's findings (suggestions), for the reproduce phase
-        self.checked_before: Any = None  # the first examples/tests report, run before the team changed anything
+        self.suggestions: list[Finding] = []  # the reviewer's findings (suggestions), for the reproduce phase
+        self.checked_before: TestReport | None = None  # the first checks' report, before the team changed anything
         self.unfinished_text = ""
         self.left_out: list[str] = []
         self.view: View | None = None  # set by the runner for each phase of a loop (daemon.agents.scope)
@@ -235,7 +241,7 @@ class Workbench:
             self.excerpted.add(path)
         return cut
 
-    def _listing(self, paths: list[str], render: Any, *, numbers: bool = False) -> str:
+    def _listing(self, paths: list[str], render: Callable[[str, str], str], *, numbers: bool = False) -> str:
         parts: list[str] = []
         left: list[str] = []
         used = 0
@@ -350,7 +356,7 @@ class Workbench:
         text, limit = str(report.summary()), self.budget_chars // 2  # the code shares the prompt
         return text if len(text) <= limit else text[:limit] + "\n(... output cut)"
 
-    def refresh_unfinished(self) -> list[Any]:
+    def refresh_unfinished(self) -> list[Unfinished]:
         files = [(p, self.read(p) or "") for p in self.all_files()]
         found = find_unfinished(files)
         self.unfinished_text = "\n".join(str(u) for u in found) or "(nothing)"

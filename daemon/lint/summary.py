@@ -8,19 +8,22 @@ linter found.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from daemon.lint.check import LintIssue
 
 MAX_RULES = 6
 MAX_LINES = 4
 MAX_MESSAGE = 60
 
 
-def lint_summary(issues: list[Any]) -> str:
+def lint_summary(issues: list[LintIssue]) -> str:
     """``LintIssue(file, line, col, code, message)`` items as a few lines: per rule, its count, the
     first message and the first lines."""
     if not issues:
         return "(nothing)"
-    by_rule: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    by_rule: dict[tuple[str, str], list[LintIssue]] = defaultdict(list)
     for issue in issues:
         by_rule[(issue.code, issue.file)].append(issue)
     ranked = sorted(by_rule.items(), key=lambda kv: (-len(kv[1]), kv[0]))
