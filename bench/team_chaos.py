@@ -48,6 +48,7 @@ from tests.team_server.chaos import (  # noqa: E402
     Probe,
     Recorder,
     all_ended,
+    connected,
     own_postgres,
     start_postgres,
     stop_postgres,
@@ -150,9 +151,10 @@ async def faults(cluster: TeamCluster, pg: PostgresServer, args: argparse.Namesp
             f"{result.max_resumes + 1} attempts for one job")
 
         # an API node killed
+        failover = Recorder(DaemonClient(tcp_url=both, token=ada, autostart=False, retries=5))
+        await connected(failover, client)  # it is to see every event of the jobs below
         jobs = [(await client.submit(SubmitJob(kind="ask", workspace=SHOP, prompt=f"scripted(phases=3,sleep=1) n{i}"
                                                ))).id for i in range(20)]
-        failover = Recorder(DaemonClient(tcp_url=both, token=ada, autostart=False, retries=5))
         await asyncio.sleep(2)
         node, _ = cluster.servers[0]
         node.send_signal(signal.SIGKILL)

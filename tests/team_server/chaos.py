@@ -146,6 +146,19 @@ async def all_ended(client: DaemonClient, jobs: list[str], recorders: list[Recor
     return all(set(jobs) <= r.ended for r in recorders)
 
 
+async def connected(recorder: Recorder, client: DaemonClient) -> None:
+    """Once ``recorder``'s stream is open: it has seen a job submitted after it started end. A stream
+    shows each job's events from the first one it saw on, so one opened after a job began is not
+    expected to have that job's earlier events."""
+    from daemon.api.protocol import SubmitJob
+
+    probe = await client.submit(SubmitJob(kind="ask", workspace=SHOP, prompt="scripted(phases=1,sleep=0) probe"))
+
+    async def seen() -> bool:
+        return probe.id in recorder.ended
+    await wait_for(seen, "the stream to open", 60)
+
+
 class KillLoop:
     """One worker SIGKILLed every ``every`` seconds (the workers in turn), each started again at once
     under a new name (a fresh process, as a supervisor restarts a crashed host's worker)."""

@@ -34,6 +34,7 @@ from tests.team_server.chaos import (
     Probe,
     Recorder,
     all_ended,
+    connected,
     own_postgres,
     start_postgres,
     stop_postgres,
@@ -169,6 +170,7 @@ async def test_an_api_node_killed_under_a_stream_it_goes_on_from_the_other_node_
     client = team.client(alive, ada)
     failover = Recorder(DaemonClient(tcp_url=f"{doomed},{alive}", token=ada, autostart=False, retries=5))
     try:
+        await connected(failover, client)
         jobs = [(await client.submit(SubmitJob(kind="ask", workspace=SHOP,
                                                prompt=f"scripted(phases=3,sleep=1) node {i}"))).id
                 for i in range(6)]
