@@ -19,6 +19,7 @@ from lsprotocol import types
 from daemon.api.protocol import FINAL_STATES, JobInfo, StreamEvent
 from daemon.client import DaemonError
 from daemon.payloads import ChangeProposedData, PhaseStartedData, QuestionData, ToolRunData
+from lsp.messages import ChangeProposedParams, JobFinishedParams, QuestionParams
 
 if TYPE_CHECKING:
     from lsp.server import TroupeServer
@@ -109,7 +110,7 @@ class JobFollower:
             return
         self._end(token, info.state if not info.error else f"{info.state}: {_short(info.error)}")
         url = await self.viewer_url(info.id)
-        self.server.notify("troupe/jobFinished", {"job": info.to_json(), **({"viewerUrl": url} if url else {})})
+        self.server.notify(JobFinishedParams(job=info, viewer_url=url))
         self._tell_outcome(info, url)
 
     async def viewer_url(self, job_id: str) -> str | None:
@@ -152,7 +153,7 @@ class JobFollower:
     # ---------------------------------------------------------------- asking the user
 
     async def ask_user(self, job_id: str, question_id: str, text: str) -> None:
-        self.server.notify("troupe/question", {"jobId": job_id, "questionId": question_id, "text": text})
+        self.server.notify(QuestionParams(job_id=job_id, question_id=question_id, text=text))
         if self.server.settings.get("questions") == "notification":
             return
         choice = await self.server.window_show_message_request_async(types.ShowMessageRequestParams(
@@ -169,9 +170,8 @@ class JobFollower:
     async def offer_change(self, job_id: str, proposed: ChangeProposedData) -> None:
         change_id, files = proposed.change_id, proposed.files
         failed = proposed.tests_failed or None  # the daemon's verdict
-        self.server.notify("troupe/changeProposed", {"jobId": job_id, "changeId": change_id, "files": files,
-                                                     "diff": proposed.diff,
-                                                     **({"testsFailed": failed} if failed else {})})
+        self.server.notify(ChangeProposedParams(job_id=job_id, change_id=change_id, files=files, diff=proposed.diff,
+                                                tests_failed=failed))
         if self.server.settings.get("changes") == "notification":
             return
         where = f"{', '.join(files) or 'no file'} (change {change_id})"

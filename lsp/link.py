@@ -18,6 +18,7 @@ import aiohttp
 from daemon.api.protocol import StreamEvent
 from daemon.client import DaemonClient, DaemonError
 from daemon.retry import Backoff
+from lsp.messages import LinkState
 
 log = logging.getLogger("troupe.lsp")
 
@@ -52,7 +53,7 @@ class DaemonLink:
         await self.client.close()
 
     @property
-    def state(self) -> str:
+    def state(self) -> LinkState:
         """``connecting`` (no answer yet), ``connected`` or ``unreachable``."""
         if self.connected:
             return "connected"

@@ -1,26 +1,30 @@
-"""JSON-RPC plumbing: readable error answers and typed parsing of loosely typed parameters.
+"""JSON-RPC plumbing: readable error answers, and serving the declared custom messages.
 
 Every parameter that reaches a handler untyped (command arguments, custom ``troupe/…``
-requests) goes through :func:`parse`, so a client that sends the wrong shape gets an
-``InvalidParams`` answer naming the field, never a crash or a silent hang. Errors from the
+requests) is read as its record of :mod:`lsp.messages` (:func:`command`, :func:`request`), so a
+client that sends the wrong shape gets an ``InvalidParams`` answer naming the field, never a
+crash or a silent hang; the handler's record is answered as JSON. Errors from the
 daemon become ``RequestFailed`` with the daemon's own message.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import cattrs
-from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.protocol import default_converter
+from pygls.lsp.server import LanguageServer
 
 from daemon.client import DaemonError
+from lsp.messages import COMMANDS, REQUESTS, BadParams, Call, ErrorCode, Record, read, wire
 
-T = TypeVar("T")
+P = TypeVar("P", bound=Record)
+S = TypeVar("S", bound=LanguageServer)
+Handler = Callable[[S, P], Awaitable[Any]]
 
-DAEMON_UNREACHABLE = -32001  # server-defined range: the daemon could not be reached
+DAEMON_UNREACHABLE = ErrorCode.DAEMON_UNREACHABLE.value
 
 
 def invalid_params(message: str) -> JsonRpcInvalidParams:
@@ -28,7 +32,7 @@ def invalid_params(message: str) -> JsonRpcInvalidParams:
 
 
 def request_failed(message: str) -> JsonRpcException:
-    return JsonRpcException(message=message, code=types.LSPErrorCodes.RequestFailed.value)
+    return JsonRpcException(message=message, code=ErrorCode.REQUEST_FAILED.value)
 
 
 def daemon_failed(exc: DaemonError) -> JsonRpcException:
@@ -62,39 +66,50 @@ def describe(exc: Exception) -> str:
     return str(exc)
 
 
-def _strict(kind: type, name: str) -> Any:
-    def structure(value: Any, _: type) -> Any:
-        if type(value) is not kind and not (kind is float and type(value) is int):
-            raise ValueError(f"expected {name}, got {type(value).__name__} {str(value)[:40]!r}")
-        return value
-
-    return structure
-
-
-CONVERTER = default_converter()  # LSP types (Range, Position) plus strict JSON scalars: 5 is not "5"
-for _kind, _name in ((str, "a string"), (int, "an integer"), (bool, "true or false"), (float, "a number")):
-    CONVERTER.register_structure_hook(_kind, _strict(_kind, _name))
-
-
-def parse(cls: type[T], value: Any, what: str) -> T:
-    """``value`` (a JSON object) as ``cls``; raises ``InvalidParams`` saying what was wrong."""
-    value = plain(value)
-    if not isinstance(value, dict):
-        raise invalid_params(f"{what}: expected one JSON object, got {type(value).__name__}")
+def parse(cls: type[P], value: Any, what: str) -> P:
+    """``value`` (a JSON object) as the record ``cls``; raises ``InvalidParams`` saying what was wrong."""
     try:
-        parsed: T = CONVERTER.structure(value, cls)  # pygls' converter is untyped
-    except Exception as exc:
-        raise invalid_params(f"{what}: {describe(exc)}") from None
-    check = getattr(parsed, "check", None)
-    if check is not None:
-        problem = check()
-        if problem:
-            raise invalid_params(f"{what}: {problem}")
-    return parsed
+        return read(cls, plain(value))
+    except BadParams as exc:
+        raise invalid_params(f"{what}: {exc}") from None
 
 
-def command_argument(cls: type[T], args: tuple[Any, ...], command: str) -> T:
-    """The one object argument of a ``workspace/executeCommand`` call."""
-    if len(args) != 1:
-        raise invalid_params(f"{command} takes one argument, an object; got {len(args)} arguments")
-    return parse(cls, args[0], command)
+def _answer(call: Call, result: Any, method: str) -> Any:
+    """The handler's result as JSON; a result of another type than the one declared is a bug here."""
+    if not isinstance(result, call.result):
+        raise TypeError(f"{method} answered {type(result).__name__}; lsp/messages.py declares {call.result.__name__}")
+    return wire(result) if isinstance(result, Record) else result.to_json()
+
+
+def command(server: S, name: str) -> Callable[[Handler[S, P]], Handler[S, P]]:
+    """Serve the command ``name`` of :data:`lsp.messages.COMMANDS` with ``handler(ls, params)``: its one
+    object argument read as the declared record, the handler's record answered as JSON."""
+    call = COMMANDS[name]
+
+    def register(handler: Handler[S, P]) -> Handler[S, P]:
+        async def serve(ls: S, *args: Any) -> Any:
+            if not args and call.optional:
+                args = ({},)
+            if len(args) != 1:
+                raise invalid_params(f"{name} takes one argument, an object; got {len(args)} arguments")
+            return _answer(call, await handler(ls, parse(call.params, args[0], name)), name)  # type: ignore[arg-type]
+
+        server.command(name)(serve)
+        return handler
+
+    return register
+
+
+def request(server: S, name: str) -> Callable[[Handler[S, P]], Handler[S, P]]:
+    """Serve the custom request ``name`` of :data:`lsp.messages.REQUESTS` (no params: ``{}``)."""
+    call = REQUESTS[name]
+
+    def register(handler: Handler[S, P]) -> Handler[S, P]:
+        async def serve(ls: S, params: Any) -> Any:
+            parsed = parse(call.params, params if params is not None else {}, name)
+            return _answer(call, await handler(ls, parsed), name)  # type: ignore[arg-type]
+
+        server.feature(name)(serve)
+        return handler
+
+    return register

@@ -42,6 +42,7 @@ from lsp.link import DaemonLink
 from lsp.lint import Linted
 from lsp.lint import placed as placed_lint
 from lsp.lint import to_diagnostic as lint_diagnostic
+from lsp.messages import METHOD_OF, JobEventParams, Record, ServerStatus, wire
 from lsp.protocol import AnsweredBadMessage, TroupeProtocol
 from lsp.rpc import daemon_failed, request_failed
 from lsp.settings import shown
@@ -75,8 +76,9 @@ class TroupeServer(LanguageServer):
 
     # ---------------------------------------------------------------- talking to the editor
 
-    def notify(self, method: str, params: dict[str, Any]) -> None:
-        self.protocol.notify(method, params)
+    def notify(self, params: Record) -> None:
+        """Send a ``troupe/…`` notification: the method is the one lsp.messages declares for the record."""
+        self.protocol.notify(METHOD_OF[type(params)], wire(params))
 
     def say(self, kind: types.MessageType, message: str) -> None:
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
@@ -90,12 +92,12 @@ class TroupeServer(LanguageServer):
             return  # already the answer to the request (or answered with InvalidParams)
         self.log_line(f"internal error: {error}", types.MessageType.Error)
 
-    def status(self) -> dict[str, Any]:
-        return {"daemon": self.link.state, "reason": self.link.reason,
-                "activeJobs": len(self.active_jobs), "workspaces": sorted(r for r in self.folders.values() if r),
-                "promptTokens": self.usage["prompt_tokens"], "completionTokens": self.usage["completion_tokens"],
-                "tokens": self.usage["prompt_tokens"] + self.usage["completion_tokens"],
-                "cost": round(self.usage["cost"], 6)}
+    def status(self) -> ServerStatus:
+        prompt, completion = int(self.usage["prompt_tokens"]), int(self.usage["completion_tokens"])
+        return ServerStatus(daemon=self.link.state, reason=self.link.reason, active_jobs=len(self.active_jobs),
+                            workspaces=sorted(r for r in self.folders.values() if r), prompt_tokens=prompt,
+                            completion_tokens=completion, tokens=prompt + completion,
+                            cost=round(self.usage["cost"], 6))
 
     def visible(self, doc: OpenDocument) -> list[Placed]:
         """The document's findings at or above the editor's ``minimumSeverity``, in order; once the
@@ -156,7 +158,7 @@ class TroupeServer(LanguageServer):
             self.say(types.MessageType.Warning, f"Troupe: cannot reach the daemon ({reason}). Reviews and commands "
                                                 "pause; reconnecting in the background.")
         self._told_down = not up
-        self.notify("troupe/status", self.status())
+        self.notify(self.status())
 
     async def on_connect(self) -> None:
         for folder in list(self.folders):
@@ -207,7 +209,7 @@ class TroupeServer(LanguageServer):
         roots = {r for r in self.folders.values() if r}
         if event.workspace not in roots and event.job_id not in self.own_jobs:
             return
-        self.notify("troupe/jobEvent", {"event": event.to_json()})
+        self.notify(JobEventParams(event=event))
         body = event.payload
         if isinstance(body, FindingData) and event.workspace:
             self.show_finding(body, event.workspace)
@@ -215,14 +217,14 @@ class TroupeServer(LanguageServer):
             self.usage["prompt_tokens"] += body.prompt_tokens
             self.usage["completion_tokens"] += body.completion_tokens
             self.usage["cost"] += body.cost
-            self.notify("troupe/status", self.status())
+            self.notify(self.status())
         elif isinstance(body, JobStateData) and event.job_id:
             state = body.state
             if state in ACTIVE_STATES:
                 self.active_jobs.add(event.job_id)
             elif state in FINAL_STATES:
                 self.active_jobs.discard(event.job_id)
-            self.notify("troupe/status", self.status())
+            self.notify(self.status())
 
     def show_finding(self, data: FindingData, workspace: str) -> None:
         try:

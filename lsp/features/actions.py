@@ -12,6 +12,7 @@ from lsprotocol import types
 
 from lsp.diagnostics import fix_edit, to_diagnostic
 from lsp.lint import fix_actions
+from lsp.messages import COMMANDS, AskArgs, DismissArgs, FindingArgs, Position, Range, Record, wire
 from lsp.server import TroupeServer
 from lsp.tracking import Placed
 
@@ -28,8 +29,15 @@ def _wanted(kind: str, only: list[str] | None) -> bool:
     return not only or any(kind == k or kind.startswith(k + ".") for k in only)
 
 
-def _command(title: str, name: str, argument: dict[str, object]) -> types.Command:
-    return types.Command(title=title, command=name, arguments=[argument])
+def _command(title: str, name: str, argument: Record) -> types.Command:
+    if not isinstance(argument, COMMANDS[name].params):
+        raise TypeError(f"{name} takes {COMMANDS[name].params.__name__}, not {type(argument).__name__}")
+    return types.Command(title=title, command=name, arguments=[wire(argument)])
+
+
+def _range(r: types.Range) -> Range:
+    return Range(start=Position(line=r.start.line, character=r.start.character),
+                 end=Position(line=r.end.line, character=r.end.character))
 
 
 def _actions(ls: TroupeServer, uri: str, item: Placed, only: list[str] | None) -> list[types.CodeAction]:
@@ -42,23 +50,23 @@ def _actions(ls: TroupeServer, uri: str, item: Placed, only: list[str] | None) -
             title=f"Troupe: apply the suggested fix ({_short(finding.message)})",
             kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
             edit=types.WorkspaceEdit(changes={uri: [edit]}),
-            command=_command("Record the fix", "troupe.fixApplied", {"findingId": finding.id})))
+            command=_command("Record the fix", "troupe.fixApplied", FindingArgs(finding_id=finding.id))))
     if not _wanted(TEAM_ACTION, only):
         return actions
     line = item.start + 1
     actions += [
         types.CodeAction(
             title="Troupe: ask the team about this (proposes a fix)", kind=TEAM_ACTION, diagnostics=[diagnostic],
-            command=_command("Ask the team", "troupe.ask", {
-                "prompt": f"Fix this review finding at line {line}: {finding.message}", "file": uri,
-                "selection": ls.protocol._converter.unstructure(diagnostic.range), "mode": "change"})),
+            command=_command("Ask the team", "troupe.ask", AskArgs(
+                prompt=f"Fix this review finding at line {line}: {finding.message}", file=uri,
+                selection=_range(diagnostic.range), mode="change"))),
         types.CodeAction(
             title="Troupe: explain this finding", kind=TEAM_ACTION, diagnostics=[diagnostic],
-            command=_command("Explain", "troupe.explain", {"findingId": finding.id})),
+            command=_command("Explain", "troupe.explain", FindingArgs(finding_id=finding.id))),
         types.CodeAction(
             title="Troupe: dismiss this finding (the team learns from it)", kind=TEAM_ACTION,
             diagnostics=[diagnostic],
-            command=_command("Dismiss", "troupe.dismiss", {"findingId": finding.id})),
+            command=_command("Dismiss", "troupe.dismiss", DismissArgs(finding_id=finding.id))),
     ]
     return actions
 

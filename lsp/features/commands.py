@@ -1,6 +1,7 @@
-"""``workspace/executeCommand``: each command takes one JSON object (see lsp/README.md).
+"""``workspace/executeCommand``: each command takes one JSON object, its record in
+:data:`lsp.messages.COMMANDS` (see lsp/README.md), and answers its declared record.
 
-Commands that start a job answer at once with ``{"jobId": ...}``; the job is then followed
+Commands that start a job answer at once with ``JobStarted`` (``{"jobId": ...}``); the job is then followed
 (progress, questions, proposed change, outcome) by :class:`lsp.jobs.JobFollower`.
 """
 
@@ -12,8 +13,25 @@ from lsprotocol import types
 
 from daemon.api.protocol import JobKind, SubmitJob
 from daemon.client import DaemonError
-from lsp.arguments import AnswerArgs, AskArgs, ChangeArgs, FileArgs, FindingArgs, JobArgs, ViewerArgs
-from lsp.rpc import command_argument, daemon_failed, invalid_params, request_failed
+from lsp.messages import (
+    AnswerArgs,
+    AskArgs,
+    ChangeApplied,
+    ChangeArgs,
+    ChangeDiscarded,
+    DismissArgs,
+    FindingArgs,
+    FindingStateChanged,
+    JobArgs,
+    JobStarted,
+    JobStateChanged,
+    Range,
+    ReviewArgs,
+    RunTestsArgs,
+    ViewerAnswer,
+    ViewerArgs,
+)
+from lsp.rpc import command, daemon_failed, invalid_params, request_failed
 from lsp.server import TroupeServer, real_path
 
 
@@ -44,88 +62,80 @@ def _selection_text(ls: TroupeServer, uri: str, selection: types.Range) -> str:
     return doc.text_in_client_range(selection) if doc is not None else ""
 
 
+def _lsp_range(selection: Range) -> types.Range:
+    return types.Range(start=types.Position(line=selection.start.line, character=selection.start.character),
+                       end=types.Position(line=selection.end.line, character=selection.end.character))
+
+
 def register(server: TroupeServer) -> None:
-    @server.command("troupe.ask")
-    async def ask(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(AskArgs, args, "troupe.ask")
+    @command(server, "troupe.ask")
+    async def ask(ls: TroupeServer, a: AskArgs) -> JobStarted:
         root, rel = _file(ls, a.file, "troupe.ask")
         prompt = a.prompt
         if a.selection is not None and a.file:
             line = a.selection.start.line + 1
-            code = _selection_text(ls, a.file, a.selection)
+            code = _selection_text(ls, a.file, _lsp_range(a.selection))
             prompt += f"\n\nAbout {rel} from line {line}:\n```\n{code}\n```" if code else f"\n\n(at {rel}:{line})"
-        kind: JobKind = "change" if a.mode == "change" else "ask"  # AskArgs.check() allows only these two
+        kind: JobKind = "change" if a.mode == "change" else "ask"
         job = await ls.submit(SubmitJob(kind=kind, workspace=root, prompt=prompt, files=[rel] if rel else []),
                               f"Troupe: {'ask the team' if a.mode == 'ask' else 'change'}")
-        return {"jobId": job.id}
+        return JobStarted(job_id=job.id)
 
-    @server.command("troupe.review")
-    async def review(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(FileArgs, args, "troupe.review")
-        if a.file is None:
-            raise invalid_params("troupe.review: say which file to review (file)")
+    @command(server, "troupe.review")
+    async def review(ls: TroupeServer, a: ReviewArgs) -> JobStarted:
         root, rel = _file(ls, a.file, "troupe.review")
         job = await ls.submit(SubmitJob(kind="review", workspace=root, files=[rel or ""]), f"Troupe: review {rel}")
-        return {"jobId": job.id}
+        return JobStarted(job_id=job.id)
 
-    @server.command("troupe.test")
-    async def test(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(FileArgs, args or ({},), "troupe.test")
+    @command(server, "troupe.test")
+    async def test(ls: TroupeServer, a: RunTestsArgs) -> JobStarted:
         root, rel = _file(ls, a.file, "troupe.test")
         job = await ls.submit(SubmitJob(kind="test", workspace=root, files=[rel] if rel else []), "Troupe: tests")
-        return {"jobId": job.id}
+        return JobStarted(job_id=job.id)
 
-    @server.command("troupe.openViewer")
-    async def open_viewer(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ViewerArgs, args or ({},), "troupe.openViewer")
+    @command(server, "troupe.openViewer")
+    async def open_viewer(ls: TroupeServer, a: ViewerArgs) -> ViewerAnswer:
         url = (await _daemon(ls, lambda c: c.viewer_link(a.job_id))).url
         window = ls.client_capabilities.window
         if not a.open or not (window and window.show_document and window.show_document.support):
-            return {"url": url, "opened": False}  # the client opens it (or shows it)
+            return ViewerAnswer(url=url, opened=False)  # the client opens it (or shows it)
         shown = await ls.window_show_document_async(types.ShowDocumentParams(uri=url, external=True))
-        return {"url": url, "opened": bool(shown and shown.success)}
+        return ViewerAnswer(url=url, opened=bool(shown and shown.success))
 
-    @server.command("troupe.cancel")
-    async def cancel(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(JobArgs, args, "troupe.cancel")
+    @command(server, "troupe.cancel")
+    async def cancel(ls: TroupeServer, a: JobArgs) -> JobStateChanged:
         job = await _daemon(ls, lambda c: c.cancel(a.job_id))
-        return {"jobId": job.id, "state": job.state}
+        return JobStateChanged(job_id=job.id, state=job.state)
 
-    @server.command("troupe.answer")
-    async def answer(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(AnswerArgs, args, "troupe.answer")
+    @command(server, "troupe.answer")
+    async def answer(ls: TroupeServer, a: AnswerArgs) -> JobStateChanged:
         job = await _daemon(ls, lambda c: c.answer(a.job_id, a.text, a.question_id))
-        return {"jobId": job.id, "state": job.state}
+        return JobStateChanged(job_id=job.id, state=job.state)
 
-    @server.command("troupe.applyChange")
-    async def apply_change(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ChangeArgs, args, "troupe.applyChange")
-        return {"changeId": a.change_id, "applied": await ls.apply_change(a.change_id)}
+    @command(server, "troupe.applyChange")
+    async def apply_change(ls: TroupeServer, a: ChangeArgs) -> ChangeApplied:
+        return ChangeApplied(change_id=a.change_id, applied=await ls.apply_change(a.change_id))
 
-    @server.command("troupe.discardChange")
-    async def discard_change(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(ChangeArgs, args, "troupe.discardChange")
+    @command(server, "troupe.discardChange")
+    async def discard_change(ls: TroupeServer, a: ChangeArgs) -> ChangeDiscarded:
         change = await _daemon(ls, lambda c: c.discard_change(a.change_id))
-        return {"changeId": change.id, "state": change.state}
+        return ChangeDiscarded(change_id=change.id, state=change.state)
 
-    @server.command("troupe.dismiss")
-    async def dismiss(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(FindingArgs, args, "troupe.dismiss")
+    @command(server, "troupe.dismiss")
+    async def dismiss(ls: TroupeServer, a: DismissArgs) -> FindingStateChanged:
         finding = await _daemon(ls, lambda c: c.set_finding_state(a.finding_id, "dismissed",
                                                                   a.reason or "dismissed in the editor"))
         ls.forget_finding(finding.id)
-        return {"findingId": finding.id, "state": finding.state}
+        return FindingStateChanged(finding_id=finding.id, state=finding.state)
 
-    @server.command("troupe.fixApplied")
-    async def fix_applied(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(FindingArgs, args, "troupe.fixApplied")
+    @command(server, "troupe.fixApplied")
+    async def fix_applied(ls: TroupeServer, a: FindingArgs) -> FindingStateChanged:
         finding = await _daemon(ls, lambda c: c.set_finding_state(a.finding_id, "applied"))
         ls.forget_finding(finding.id)
-        return {"findingId": finding.id, "state": finding.state}
+        return FindingStateChanged(finding_id=finding.id, state=finding.state)
 
-    @server.command("troupe.explain")
-    async def explain(ls: TroupeServer, *args: Any) -> dict[str, Any]:
-        a = command_argument(FindingArgs, args, "troupe.explain")
+    @command(server, "troupe.explain")
+    async def explain(ls: TroupeServer, a: FindingArgs) -> JobStarted:
         found = next(((doc, p) for doc in ls.documents.values() for p in doc.placed.values()
                       if p.finding.id == a.finding_id), None)
         if found is None:
@@ -135,4 +145,4 @@ def register(server: TroupeServer) -> None:
                   f"{placed.finding.message}")
         job = await ls.submit(SubmitJob(kind="ask", workspace=doc.root, prompt=prompt,
                                         files=[doc.relative] if doc.relative else []), "Troupe: explain")
-        return {"jobId": job.id}
+        return JobStarted(job_id=job.id)

@@ -29,6 +29,8 @@ from pygls.protocol import JsonRPCRequestMessage, default_converter
 from pygls.uris import from_fs_path
 from pytest_lsp import LanguageClient
 
+from lsp.messages import NOTIFICATIONS, BadParams, read
+from lsp.rpc import plain
 from tests.daemon.conftest import REPO, DaemonProcess, daemon_env
 from tests.fakes.llm_server import FakeLLM
 
@@ -108,6 +110,7 @@ class Editor:
         self.requests: list[types.ShowMessageRequestParams] = []
         self.choose: Callable[[types.ShowMessageRequestParams], str | None] = lambda params: None
         self.versions: dict[str, int] = {}
+        self.malformed: list[str] = []  # custom notifications that are not their record of lsp/messages.py
 
     def notifications(self, method: str) -> list[Any]:
         return [params for name, params in self.custom if name == method]
@@ -179,9 +182,15 @@ def make_editor() -> Editor:
     client = pytest_lsp.make_test_lsp_client()
     client.protocol._converter.register_structure_hook(types.Command | types.CodeAction, _command_or_code_action)
     editor = Editor(client)
-    for method in ("troupe/status", "troupe/jobEvent", "troupe/question", "troupe/changeProposed",
-                   "troupe/jobFinished"):
-        client.feature(method)(lambda params, method=method: editor.custom.append((method, params)))
+    def received(method: str, params: Any) -> None:
+        editor.custom.append((method, params))
+        try:
+            read(NOTIFICATIONS[method], plain(params))
+        except BadParams as exc:
+            editor.malformed.append(f"{method}: {exc}")
+
+    for method in NOTIFICATIONS:  # every one the server declares, each read as its record
+        client.feature(method)(lambda params, method=method: received(method, params))
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
@@ -243,3 +252,4 @@ async def open_editor() -> AsyncIterator[Callable[..., Any]]:
     yield start
     for editor in editors:
         await stop_editor(editor)
+    assert not [bad for editor in editors for bad in editor.malformed], "the server sent undeclared shapes"

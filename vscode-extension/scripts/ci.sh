@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# CI for the VS Code extension, from a clean state: npm ci, the daemon's types generated from the
-# Python protocol, compile (strict tsc, both the extension and the webview script), unit tests (node's test runner, no VS Code needed), and
+# CI for the VS Code extension, from a clean state: npm ci, the daemon's and the language server's types
+# generated from the Python protocol, compile (strict tsc, both the extension and the webview script), unit tests (node's test runner, no VS Code needed), and
 # `vsce package`. Prints the .vsix's path and size on the last line.
 #
 # Needs Node >= 18 and npm from the npm registry only. Where node is missing and we are root on
@@ -31,15 +31,15 @@ step "npm ci (no install scripts: nothing here needs one)"
 rm -rf out
 npm ci --ignore-scripts --no-audit --no-fund
 
-step "generate the daemon's types (src/common/daemon.generated.ts from daemon/messages.py)"
+step "generate the protocol's types (src/common/daemon.generated.ts from daemon/messages.py, lsp.generated.ts from lsp/messages.py)"
 # The repository's Python (its virtualenv, else python3 with Troupe importable) writes them; without
-# one (the extension alone), the committed file is used: tests/vscode/test_protocol_types.py keeps it current.
+# one (the extension alone), the committed files are used: tests/vscode/test_protocol_types.py keeps them current.
 py=${TROUPE_PYTHON:-$PWD/../.venv/bin/python}
 [ -x "$py" ] || py=python3
 if (cd .. && "$py" -c "import daemon.api.typescript" 2>/dev/null); then
-  (cd .. && "$py" -m daemon.api.typescript --write)
+  (cd .. && "$py" -m daemon.api.typescript --write && "$py" -m lsp.typescript --write)
 else
-  echo "no Python with Troupe's dependencies here: compiling the committed src/common/daemon.generated.ts"
+  echo "no Python with Troupe's dependencies here: compiling the committed src/common/*.generated.ts"
 fi
 
 step "compile (tsc --strict: extension + webview script)"

@@ -17,15 +17,31 @@ import type { Disposable, EditorContext, Host, Log, QuickPickItem } from "./host
 import type { JobRecord, JobStore, PendingQuestion } from "./jobs";
 import { fileEditor, inside, objectArg, stringArg } from "./args";
 import { applyChange, discardChange, dismissFinding } from "./edits";
-import { ACTIVE_STATES, type AskArgs, Commands, type JobInfo, type JobStarted, Requests } from "./protocol";
+import {
+  ACTIVE_STATES,
+  type AnswerArgs,
+  type AskArgs,
+  type CommandTypes,
+  Commands,
+  type JobInfo,
+  type JobsQuery,
+  type JobStarted,
+  Requests,
+  type RequestTypes,
+} from "./protocol";
 import { formatCost, formatTokens } from "./status";
 import { openJobViewer, openViewer, type ViewerDeps } from "./viewer";
 
-/** The running language server, as the commands need it (ServerManager in the extension). */
-export interface Team {
-  executeCommand<T>(command: string, argument: object): Promise<T>;
-  request<T>(method: string, params: object): Promise<T>;
+/** The running language server, as the commands need it (ServerManager in the extension): each command
+ * and request typed by its name, as lsp/messages.py declares it (lsp.generated.ts). */
+export interface Team extends TeamCommands {
+  request<M extends keyof RequestTypes>(method: M, params: RequestTypes[M]["params"]): Promise<RequestTypes[M]["result"]>;
   restart(): Promise<void>;
+}
+
+export interface TeamCommands {
+  executeCommand<C extends keyof CommandTypes>(command: C, argument: CommandTypes[C]["params"]):
+    Promise<CommandTypes[C]["result"]>;
 }
 
 export interface ChatOpener {
@@ -62,7 +78,7 @@ export const Ids = {
   openRunViewer: "troupe.openRunViewer",
 } as const;
 
-type Mode = AskArgs["mode"];
+type Mode = NonNullable<AskArgs["mode"]>;
 const MODES: (QuickPickItem & { mode: Mode })[] = [
   { label: "$(comment-discussion) Answer", description: "explain, change nothing", mode: "ask" },
   { label: "$(edit) Propose a change", description: "a diff you can apply or discard", mode: "change" },
@@ -147,7 +163,7 @@ export class TroupeCommands {
       args.file = editor.uri;
       if (editor.selection && editor.selectedText.trim()) args.selection = editor.selection;
     }
-    const started = await this.deps.team.executeCommand<JobStarted>(Commands.ask, args);
+    const started = await this.deps.team.executeCommand(Commands.ask, args);
     this.deps.store.started(started.jobId, mode, `${mode}: ${firstLine(prompt)}`);
     if (openChat) this.deps.chat.show(started.jobId);
     return started;
@@ -159,7 +175,7 @@ export class TroupeCommands {
     if (editor.isDirty) {
       void this.deps.host.showMessage("info", "Troupe reviews the file as saved; save it to include your latest edits.");
     }
-    const started = await this.deps.team.executeCommand<JobStarted>(Commands.review, { file: editor.uri });
+    const started = await this.deps.team.executeCommand(Commands.review, { file: editor.uri });
     this.deps.store.started(started.jobId, "review", `review ${path.basename(editor.fsPath ?? editor.uri)}`);
     this.deps.log.info(`review job ${started.jobId} started for ${editor.uri}`);
     return started;
@@ -173,7 +189,7 @@ export class TroupeCommands {
       void this.deps.host.showMessage("warning", "Troupe runs the tests of a workspace folder: open one first.");
       return undefined;
     }
-    const started = await this.deps.team.executeCommand<JobStarted>(Commands.test, focus ? { file: focus.uri } : {});
+    const started = await this.deps.team.executeCommand(Commands.test, focus ? { file: focus.uri } : {});
     this.deps.store.started(started.jobId, "test", focus ? `test ${path.basename(focus.fsPath ?? "")}` : "test");
     this.deps.log.info(`test job ${started.jobId} started`);
     return started;
@@ -185,8 +201,8 @@ export class TroupeCommands {
 
   // ---------------------------------------------------------------- jobs
 
-  private async fetchJobs(query: object): Promise<JobInfo[]> {
-    const answer = await this.deps.team.request<{ jobs: JobInfo[] }>(Requests.jobs, query);
+  private async fetchJobs(query: JobsQuery): Promise<JobInfo[]> {
+    const answer = await this.deps.team.request(Requests.jobs, query);
     const jobs = Array.isArray(answer?.jobs) ? answer.jobs : [];
     for (const job of jobs) this.deps.store.onJob(job);
     return jobs;
@@ -228,7 +244,7 @@ export class TroupeCommands {
       jobId = picked?.job.id;
     }
     if (!jobId) return;
-    const answer = await this.deps.team.executeCommand<{ jobId: string; state: string }>(Commands.cancel, { jobId });
+    const answer = await this.deps.team.executeCommand(Commands.cancel, { jobId });
     void this.deps.host.showMessage("info", `Troupe: job ${answer.jobId} is ${answer.state}.`);
   }
 
@@ -276,7 +292,7 @@ export class TroupeCommands {
   }
 
   async answer(jobId: string, questionId: string, text: string): Promise<void> {
-    const args: { jobId: string; text: string; questionId?: string } = { jobId, text };
+    const args: AnswerArgs = { jobId, text };
     if (questionId) args.questionId = questionId;
     await this.deps.team.executeCommand(Commands.answer, args);
     this.deps.store.answered(jobId, questionId, text);
@@ -362,7 +378,7 @@ export class TroupeCommands {
       placeHolder: "e.g. off-by-one, flaky test, subtraction",
     });
     if (!query?.trim()) return;
-    const results = await searchExperience(query.trim(), { request: (m, p) => this.deps.team.request(m, p) });
+    const results = await searchExperience(query.trim(), this.deps.team);
     await this.deps.host.showDocument(renderResults(results), "markdown");
   }
 

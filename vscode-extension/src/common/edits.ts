@@ -10,7 +10,7 @@ import { describeError } from "./connection";
 import { findingId, findingsNear, onLine } from "./diagnostics";
 import type { DiagnosticInfo } from "./host";
 import type { PendingChange } from "./jobs";
-import { Commands } from "./protocol";
+import { Commands, type DismissArgs } from "./protocol";
 
 export async function dismissFinding(deps: CommandDeps, arg?: unknown): Promise<boolean> {
   const given = objectArg(arg);
@@ -42,7 +42,7 @@ export async function dismissFinding(deps: CommandDeps, arg?: unknown): Promise<
     });
     if (reason === undefined) return false; // Escape: nothing dismissed
   }
-  const args: { findingId: number; reason?: string } = { findingId: id };
+  const args: DismissArgs = { findingId: id };
   if (reason?.trim()) args.reason = reason.trim();
   await deps.team.executeCommand(Commands.dismiss, args);
   return true;

@@ -5,6 +5,7 @@
  * daemon's SearchResults.
  */
 
+import type { Team } from "./commands";
 import { Requests, type SearchResults } from "./protocol";
 
 export type { SearchResults };
@@ -16,11 +17,9 @@ function checked(value: unknown, query: string): SearchResults {
   return { query, hits: hits.filter((h) => typeof h === "object" && h !== null && typeof h.text === "string") };
 }
 
-export async function searchExperience(query: string, deps: {
-  request: <T>(method: string, params: object) => Promise<T>;
-  limit?: number;
-}): Promise<SearchResults> {
-  return checked(await deps.request<unknown>(Requests.experience, { query, limit: deps.limit ?? 20 }), query);
+export async function searchExperience(query: string, deps: Pick<Team, "request"> & { limit?: number }):
+    Promise<SearchResults> {
+  return checked(await deps.request(Requests.experience, { query, limit: deps.limit ?? 20 }), query);
 }
 
 /** The results as a Markdown document. */

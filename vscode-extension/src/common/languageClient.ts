@@ -19,7 +19,7 @@ import {
 import type { Connection, ConnectionFactory, ConnectionOptions, ServerSpec } from "./connection";
 import { shown } from "./diagnostics";
 import type { Disposable } from "./host";
-import { CLIENT_ID } from "./protocol";
+import { CLIENT_ID } from "./settings";
 import { diagnosticInfo } from "./vscodeapi";
 
 class LanguageClientConnection implements Connection {

@@ -36,10 +36,10 @@ export function asStatus(p: unknown): ServerStatus | undefined {
   const daemon = isObj(p) ? p["daemon"] : undefined;
   if (!isObj(p) || (daemon !== "connecting" && daemon !== "connected" && daemon !== "unreachable")) return undefined;
   const n = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-  const status: ServerStatus = { daemon, activeJobs: n(p["activeJobs"]), tokens: n(p["tokens"]),
+  return { daemon, reason: isStr(p["reason"]) ? p["reason"] : "", activeJobs: n(p["activeJobs"]),
+    workspaces: Array.isArray(p["workspaces"]) ? p["workspaces"].filter(isStr) : [],
+    promptTokens: n(p["promptTokens"]), completionTokens: n(p["completionTokens"]), tokens: n(p["tokens"]),
     cost: n(p["cost"]) };
-  if (isStr(p["reason"])) status.reason = p["reason"];
-  return status;
 }
 
 export function asEvent(p: unknown): StreamEvent | undefined {

@@ -9,6 +9,9 @@
 import type { Host } from "./host";
 import { SEVERITIES, type Severity } from "./protocol";
 
+/** The language client's id: also the prefix of its `troupe.trace.server` setting. */
+export const CLIENT_ID = "troupe";
+
 export interface TroupeSettings {
   /** Path to the `troupe` executable; "" means: find it (see server.ts). */
   path: string;

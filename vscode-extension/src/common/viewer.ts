@@ -12,6 +12,7 @@
  * Links are only ever opened in the browser, never in a webview; the webview never sees them.
  */
 
+import type { TeamCommands } from "./commands";
 import { describeError } from "./connection";
 import type { Host, Log } from "./host";
 import { Commands, type ViewerAnswer } from "./protocol";
@@ -39,7 +40,7 @@ export function asViewerAnswer(value: unknown): ViewerAnswer | undefined {
 
 export interface ViewerDeps {
   host: Pick<Host, "openExternal" | "asExternalUri">;
-  team: { executeCommand<T>(command: string, argument: object): Promise<T> };
+  team: TeamCommands;
   log: Log;
   /** The unspent link `troupe/jobFinished` brought for the job, taken (JobStore.takeViewerLink). */
   takeLink?(jobId: string): string | undefined;
@@ -53,7 +54,7 @@ export interface ViewerDeps {
 export async function openViewer(deps: ViewerDeps, jobId?: string): Promise<boolean> {
   let raw: unknown;
   try {
-    raw = await deps.team.executeCommand<unknown>(Commands.openViewer, jobId ? { jobId, open: false } : { open: false });
+    raw = await deps.team.executeCommand(Commands.openViewer, jobId ? { jobId, open: false } : { open: false });
   } catch (error) {
     // pygls answers an unknown command with "Command name '…' is not defined" (invalid params).
     if (/openViewer\b.*not defined/.test(describeError(error))) {

@@ -28,7 +28,8 @@ describe("the server's notifications", () => {
     server.emit("troupe/question", { jobId: "j1", questionId: "q1", text: "Rename it?" });
     server.emit("troupe/changeProposed", { jobId: "j1", changeId: "c1", files: ["a.py"], diff: "+x" });
     server.emit("troupe/jobFinished", { job: { id: "j1", kind: "change", state: "succeeded", title: "change: p" } });
-    assert.deepEqual(got.status, [{ daemon: "connected", reason: "connected", activeJobs: 1, tokens: 10, cost: 0.1 }]);
+    assert.deepEqual(got.status, [{ daemon: "connected", reason: "connected", activeJobs: 1, workspaces: ["/ws"],
+      promptTokens: 5, completionTokens: 5, tokens: 10, cost: 0.1 }]);
     assert.deepEqual(got.questions, [{ jobId: "j1", questionId: "q1", text: "Rename it?" }]);
     assert.deepEqual(got.changes, [{ jobId: "j1", changeId: "c1", files: ["a.py"], diff: "+x" }]);
     const job = store.get("j1")!;
@@ -46,7 +47,8 @@ describe("the server's notifications", () => {
     server.emit("troupe/changeProposed", null);
     server.emit("troupe/jobFinished", { job: { id: "x" } });
     assert.deepEqual([got.status, got.questions, got.changes, store.all()],
-      [[{ daemon: "connecting", reason: "starting the daemon", activeJobs: 0, tokens: 0, cost: 0 }], [], [], []]);
+      [[{ daemon: "connecting", reason: "starting the daemon", activeJobs: 0, workspaces: [], promptTokens: 0,
+        completionTokens: 0, tokens: 0, cost: 0 }], [], [], []]);
     assert.equal(log.lines.filter((l) => l.startsWith("warn: ignored a malformed troupe/")).length, 5);
   });
 });

@@ -6,8 +6,7 @@ import { describe, it } from "node:test";
 
 import { PARTICIPANT_ID } from "../chat/participant";
 import { Ids } from "../common/commands";
-import { CLIENT_ID } from "../common/protocol";
-import { DEFAULTS } from "../common/settings";
+import { CLIENT_ID, DEFAULTS } from "../common/settings";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));

@@ -2,12 +2,14 @@ import * as assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import { JobStore } from "../common/jobs";
+import type { ServerStatus } from "../common/protocol";
 import type { ServerState } from "../common/server";
 import { MENU_COMMAND, StatusBar, StatusController, formatCost, formatTokens, statusView } from "../common/status";
 import { FakeStatusItem } from "./fakes";
 
 const running: ServerState = { kind: "running", command: "/v/troupe" };
-const connected = { daemon: "connected" as const, activeJobs: 0, tokens: 0, cost: 0 };
+const connected: ServerStatus = { daemon: "connected", reason: "connected", activeJobs: 0, workspaces: [],
+  promptTokens: 0, completionTokens: 0, tokens: 0, cost: 0 };
 
 describe("the status bar", () => {
   it("formats tokens and cost briefly", () => {
