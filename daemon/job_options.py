@@ -65,7 +65,7 @@ class JobOptions(Message):
             takes, a = ", ".join(allowed) or "none", "an" if kind[0] in "aeiou" else "a"
             raise ProtocolError(f"options.{wrong[0]} is not an option of {a} {kind} job; {a} {kind} job takes: {takes}")
 
-    def scaling(self) -> dict[str, Any]:
+    def scaling(self) -> dict[str, object]:
         """The team-scaling fields that are set, for ``daemon.teams.config`` (``Scale.with_options``)."""
         return {name: getattr(self, name) for name in TEAM_OPTIONS if getattr(self, name) is not None}
 

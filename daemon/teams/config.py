@@ -23,16 +23,19 @@ This module imports nothing from the engine, so the loader and the API protocol 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Literal, TypedDict
 
 TOPOLOGIES = ("chain", "star", "tree", "mesh", "layered", "small-world", "random")
 ORCHESTRATORS = ("heuristic", "learned")
 MERGE_WHEN = ("always", "when-needed")
-CHOICES = {"topology": TOPOLOGIES, "orchestrator": ORCHESTRATORS, "merge": MERGE_WHEN}
+ChoiceKey = Literal["topology", "orchestrator", "merge"]
+CHOICES: dict[ChoiceKey, tuple[str, ...]] = {"topology": TOPOLOGIES, "orchestrator": ORCHESTRATORS, "merge": MERGE_WHEN}
 MAX_TEAMS = 16
 MAX_AGENTS = 5000
-OPTION_KEYS = ("teams", "topology", "agents", "orchestrator", "merge")  # what a job's options may override
+OptionKey = Literal["teams", "topology", "agents", "orchestrator", "merge"]
+OPTION_KEYS: tuple[OptionKey, ...] = ("teams", "topology", "agents", "orchestrator", "merge")  # a job may override
 
 
 class TeamsConfigError(ValueError):
@@ -41,6 +44,25 @@ class TeamsConfigError(ValueError):
     def __init__(self, key: str, reason: str) -> None:
         super().__init__(reason)
         self.key, self.reason = key, reason
+
+
+class ScaleOptions(TypedDict, total=False):
+    """A job's scaling options, checked (:func:`parse_options`): those given."""
+
+    teams: int
+    topology: str
+    agents: int
+    orchestrator: str
+    merge: str
+
+
+class _ConfigFields(ScaleOptions, total=False):
+    """The :class:`TeamsConfig` fields a chain file sets, checked (:func:`parse_teams_config`)."""
+
+    pool_after: tuple[str, ...]
+    team_temperatures: tuple[float, ...]
+    team_models: tuple[str, ...]
+    network_phase: str
 
 
 @dataclass(frozen=True)
@@ -74,17 +96,16 @@ class TeamsConfig:
     def network_size(self) -> int:
         return self.agents or 8
 
-    def with_options(self, options: dict[str, Any]) -> TeamsConfig:
+    def with_options(self, options: Mapping[str, object]) -> TeamsConfig:
         """This configuration with a job's options (``teams``, ``topology``, ``agents``,
         ``orchestrator``, ``merge``) on top; a value of None leaves the chain's setting."""
-        given = {k: v for k, v in parse_options(options).items() if v is not None}
-        return replace(self, **given)
+        return replace(self, **parse_options(options))  # parse_options leaves out the None values
 
 
 KEYS = tuple(f.name for f in fields(TeamsConfig))
 
 
-def _int(key: str, value: Any, low: int, high: int) -> int:
+def _int(key: str, value: object, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TeamsConfigError(key, f"{key} must be a whole number, got {value!r}")
     if not low <= value <= high:
@@ -92,19 +113,19 @@ def _int(key: str, value: Any, low: int, high: int) -> int:
     return value
 
 
-def _choice(key: str, value: Any, allowed: tuple[str, ...]) -> str:
+def _choice(key: str, value: object, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise TeamsConfigError(key, f"{key} = {value!r} is not one of: {', '.join(allowed)}")
     return str(value)
 
 
-def _strings(key: str, value: Any) -> tuple[str, ...]:
+def _strings(key: str, value: object) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise TeamsConfigError(key, f"{key} must be a list of non-empty strings, got {value!r}")
     return tuple(value)
 
 
-def _temperatures(key: str, value: Any) -> tuple[float, ...]:
+def _temperatures(key: str, value: object) -> tuple[float, ...]:
     if not isinstance(value, list) or not value:
         raise TeamsConfigError(key, f"{key} must be a non-empty list of numbers, got {value!r}")
     out = []
@@ -115,14 +136,15 @@ def _temperatures(key: str, value: Any) -> tuple[float, ...]:
     return tuple(out)
 
 
-def parse_teams_config(data: dict[str, Any]) -> TeamsConfig:
+def parse_teams_config(data: Mapping[str, object]) -> TeamsConfig:
     """The scaling keys of a chain file's top-level table (other keys are ignored here)."""
-    values: dict[str, Any] = {}
+    values: _ConfigFields = {}
     if "teams" in data:
         values["teams"] = _int("teams", data["teams"], 1, MAX_TEAMS)
-    for key in ("pool_after", "team_models"):
-        if key in data:
-            values[key] = _strings(key, data[key])
+    lists: tuple[Literal["pool_after", "team_models"], ...] = ("pool_after", "team_models")
+    for name in lists:
+        if name in data:
+            values[name] = _strings(name, data[name])
     if "team_temperatures" in data:
         values["team_temperatures"] = _temperatures("team_temperatures", data["team_temperatures"])
     for key, allowed in CHOICES.items():
@@ -137,14 +159,14 @@ def parse_teams_config(data: dict[str, Any]) -> TeamsConfig:
     return TeamsConfig(**values)
 
 
-def parse_options(options: dict[str, Any]) -> dict[str, Any]:
+def parse_options(options: Mapping[str, object]) -> ScaleOptions:
     """A job's scaling options, checked (None values mean "not given"); raises TeamsConfigError."""
-    out: dict[str, Any] = {}
+    out: ScaleOptions = {}
     for key in OPTION_KEYS:
         value = options.get(key)
         if value is None:
             continue
-        if key in ("teams", "agents"):
+        if key == "teams" or key == "agents":
             out[key] = _int(key, value, 1, MAX_TEAMS if key == "teams" else MAX_AGENTS)
         else:
             out[key] = _choice(key, value, CHOICES[key])

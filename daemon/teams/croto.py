@@ -25,22 +25,23 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
 from daemon.agents.accounting import Tally
 from daemon.agents.context import RunContext
 from daemon.agents.hooks import NO_HOOKS, RunHooks
-from daemon.agents.job import JobOutcome, JobSpec
+from daemon.agents.job import Checkpoint, JobOutcome, JobSpec
 from daemon.agents.model import Chain, ChainSet
 from daemon.agents.placeholders import CODE_SUFFIXES
 from daemon.agents.runner import CONTEXT_SHARE, ChainRunner
 from daemon.events import Event, EventSink
+from daemon.json_types import JsonDict
 from daemon.payloads import CodeStateData, LogData, ToolRunData, UsageData
 from daemon.teams.config import TeamsConfig
 from daemon.teams.merge import Merger
-from daemon.teams.pool import Pool
+from daemon.teams.pool import Note, Pool
 from daemon.teams.scoring import Scorer, WorkspaceScorer, materialize
 from daemon.teams.solution import BaseReader, Solution, no_base
 from daemon.teams.team_gateway import TeamGateway
@@ -53,10 +54,10 @@ Prescore = Callable[[Solution], Awaitable[None]]
 
 @dataclass
 class TeamsOutcome(JobOutcome):
-    teams: list[dict[str, Any]] = field(default_factory=list)  # per team: temperature, model, status, usage
-    pools: list[dict[str, Any]] = field(default_factory=list)  # per pooling: rounds, merges, winner
+    teams: list[JsonDict] = field(default_factory=list)  # per team: temperature, model, status, usage
+    pools: list[JsonDict] = field(default_factory=list)  # per pooling: rounds, merges, winner
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonDict:
         return {**super().summary(), "teams": self.teams, "pools": self.pools}
 
 
@@ -97,10 +98,10 @@ class CrossTeams:
         self.chain, self.config, self.hooks_for, self.scorer = chain, config, hooks_for, scorer
         self.usage = [Tally() for _ in range(config.teams)]
         self.pool_usage = Tally()
-        self.reports: list[dict[str, Any]] = [
+        self.reports: list[JsonDict] = [
             {"team": t, "temperature": config.temperature(t), "model": config.model(t), "status": "running",
              "error": None} for t in range(config.teams)]
-        self.pools: list[dict[str, Any]] = []
+        self.pools: list[JsonDict] = []
         self._spec = JobSpec(chain.name, "")
 
     def segments(self, start: int) -> list[int]:
@@ -131,7 +132,7 @@ class CrossTeams:
         assert final is not None
         return await self._finish(spec, final, started)
 
-    async def _segment(self, spec: JobSpec, checkpoint: dict[str, Any] | None, end: int,
+    async def _segment(self, spec: JobSpec, checkpoint: Checkpoint | None, end: int,
                        reader: BaseReader, pool: Pool) -> list[Solution]:
         chains = ChainSet({self.chain.name: replace(self.chain, steps=self.chain.steps[:end])}, self.chain.roles)
         alive = [t for t in range(self.config.teams) if self.reports[t]["status"] != "failed"]
@@ -140,7 +141,7 @@ class CrossTeams:
             tasks = {t: group.create_task(self._team(t, spec, checkpoint, chains, reader, score)) for t in alive}
         return [s for s in (tasks[t].result() for t in alive) if s is not None]
 
-    async def _team(self, team: int, spec: JobSpec, checkpoint: dict[str, Any] | None, chains: ChainSet,
+    async def _team(self, team: int, spec: JobSpec, checkpoint: Checkpoint | None, chains: ChainSet,
                     reader: BaseReader, score: Prescore | None = None) -> Solution | None:
         events = _TeamEvents(self.emit, team)
         gateway = TeamGateway(self.gateway, temperature=self.config.temperature(team), model=self.config.model(team))
@@ -173,7 +174,7 @@ class CrossTeams:
                                         cost=completion.usage.cost), role=role, job_id=self._spec.job_id))
         return completion.text
 
-    async def _say(self, text: str, data: dict[str, Any]) -> None:
+    async def _say(self, text: str, data: Note) -> None:
         note = LogData(level=data.get("level", "info"), text=text, team="pool", pool=data)
         await self.emit(Event(note, job_id=self._spec.job_id))
 
@@ -185,7 +186,7 @@ class CrossTeams:
         merger = Merger(self._merge_call, spec.task, warn=lambda text: self._say(text, {"level": "warning"}))
         return Pool(merger, scorer, budget, say=self._say, merge_when=self.config.merge)
 
-    def _merged_checkpoint(self, solution: Solution, end: int) -> dict[str, Any]:
+    def _merged_checkpoint(self, solution: Solution, end: int) -> JsonDict:
         origin = dict(solution.origin or {})
         return {**origin, "next": [end, 0, 0], "files": dict(solution.files),
                 "test_report": msgspec.to_builtins(solution.test_report),
@@ -214,7 +215,7 @@ class CrossTeams:
         for tally in [*self.usage, self.pool_usage]:
             total.merge(tally)
         total.seconds = time.monotonic() - started
-        teams = [{**r, "usage": self.usage[r["team"]].to_dict()} for r in self.reports]
+        teams = [{**r, "usage": self.usage[t].to_dict()} for t, r in enumerate(self.reports)]  # team t is t-th
         teams.append({"team": "pool", "usage": self.pool_usage.to_dict()})
         outcome = TeamsOutcome(status, self.chain.name, usage=total, error=error,
                                teams=teams, pools=self.pools)

@@ -20,8 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TypedDict
 
 from daemon.teams.merge import Complete, Merger
 from daemon.teams.pool import Pool, distinct
@@ -30,7 +30,18 @@ from daemon.teams.solution import EditApplyError, EditParseError, Solution, appl
 from daemon.teams.topology import Topology
 from daemon.workspace.edits import EDIT_FORMAT_HELP
 
-Log = Callable[[str, dict[str, Any]], Awaitable[None]]
+Log = Callable[[str, Mapping[str, object]], Awaitable[None]]
+"""A note of the network: a finished layer's :class:`LayerStats`, or ``{"level": "warning"}``."""
+
+
+class LayerStats(TypedDict):
+    """One layer of the network as it runs: the fields of ``daemon.payloads.NetworkLayer``."""
+
+    layer: int
+    agents: int
+    calls: int
+    temperature: float | None
+    finished_at: float  # seconds since the network started; 0 until the layer finishes
 _node_calls: contextvars.ContextVar[list[int]] = contextvars.ContextVar("node_calls")  # one counter per node task
 
 ACTOR_ROLE, CRITIC_ROLE = "programmer", "reviewer"
@@ -63,7 +74,7 @@ class Network:
         self._slots = asyncio.Semaphore(max(1, concurrency))
         self.calls = 0
         self.warnings: list[str] = []
-        self.stats: list[dict[str, Any]] = []
+        self.stats: list[LayerStats] = []
         self.peak_live = 0  # the most solutions held at once
         self.live = 0
         self._uses: list[int] = []

@@ -10,8 +10,8 @@ and a warning says so.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
+from daemon.json_types import JsonDict
 from daemon.teams.solution import EditApplyError, EditParseError, Solution, apply_reply
 from daemon.workspace.edits import EDIT_FORMAT_HELP
 
@@ -83,5 +83,5 @@ class Merger:
         return start
 
 
-def describe(group: list[Solution]) -> list[dict[str, Any]]:
+def describe(group: list[Solution]) -> list[JsonDict]:
     return [{"label": s.label, "chars": s.chars, **({"score": s.score.to_dict()} if s.score else {})} for s in group]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from typing import Any
+from collections.abc import Mapping
 
 import msgspec
 
@@ -59,9 +59,10 @@ class NetworkDelegate:
             work.account(completion, time.monotonic() - began)
             return completion.text
 
-        async def log(text: str, data: dict[str, Any]) -> None:  # a finished layer's stats, or a warning's level
+        async def log(text: str, data: Mapping[str, object]) -> None:  # a finished layer's stats, or a level
             layer = msgspec.convert(data, NetworkLayer) if "layer" in data else None
-            await work.say(LogData(level=data.get("level", "info"), text=text, network=layer), None)
+            level = data.get("level", "info")
+            await work.say(LogData(level=level if isinstance(level, str) else "info", text=text, network=layer), None)
 
         network = Network(
             topology, complete, task=work.prompt, base=Solution("the current code", base=work.read),

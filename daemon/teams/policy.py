@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any
+
+from daemon.json_types import JsonObject
 
 FINISH = "finish"
 SCHEMA = 1
@@ -80,12 +81,17 @@ class Episode:
     tokens: int = 0
 
 
-def new_params() -> dict[str, Any]:
+PolicyParams = JsonObject
+"""A learned policy's parameters (``schema``, ``weights``, ``heuristic``, ``baseline``, ``episodes``): JSON
+the store keeps and gives back; :class:`LinearPolicy` starts afresh from any of another ``schema``."""
+
+
+def new_params() -> PolicyParams:
     return {"schema": SCHEMA, "weights": {}, "heuristic": HEURISTIC_PRIOR, "baseline": 0.0, "episodes": 0}
 
 
 class LinearPolicy:
-    def __init__(self, params: dict[str, Any] | None = None, *, rng: random.Random | None = None,
+    def __init__(self, params: PolicyParams | None = None, *, rng: random.Random | None = None,
                  greedy: bool = False) -> None:
         self.params = params if params and params.get("schema") == SCHEMA else new_params()
         self.rng = rng or random.Random()
@@ -123,8 +129,8 @@ def reward(success: bool, tokens: int, *, cost_weight: float = 0.1, tokens_unit:
     return (1.0 if success else 0.0) - cost_weight * tokens / tokens_unit
 
 
-def reinforce(params: dict[str, Any], episode: Episode, value: float, *, lr: float = LEARNING_RATE,
-              gamma: float = GAMMA) -> dict[str, Any]:
+def reinforce(params: PolicyParams, episode: Episode, value: float, *, lr: float = LEARNING_RATE,
+              gamma: float = GAMMA) -> PolicyParams:
     """One REINFORCE update from an episode with final reward ``value``; returns new params."""
     policy = LinearPolicy({**params, "weights": {a: dict(w) for a, w in params["weights"].items()}})
     new = policy.params

@@ -31,15 +31,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Any
 
+from daemon.json_types import JsonObject
 from daemon.teams.config import MERGE_WHEN
 from daemon.teams.merge import describe, ranked
 from daemon.teams.scoring import Scorer
 from daemon.teams.solution import Solution
 
 Merge = Callable[[list[Solution]], Awaitable[Solution]]
-Say = Callable[[str, dict[str, Any]], Awaitable[None]]
+Note = JsonObject
+"""A pool round's report, or a merge it dropped: free-form JSON, handed on whole as ``LogData.pool``
+(:mod:`daemon.payloads` has no record for it) and read back by :func:`_round_text`."""
+Say = Callable[[str, Note], Awaitable[None]]
 
 
 def distinct(solutions: list[Solution]) -> list[Solution]:
@@ -84,7 +87,7 @@ class Pool:
         self._score_slots = asyncio.Semaphore(score_concurrency)
         self._arrived: list[tuple[Solution, asyncio.Future[None]]] = []
         self._batching = asyncio.Lock()
-        self.rounds: list[dict[str, Any]] = []
+        self.rounds: list[Note] = []
         self.merges = 0
 
     def scores(self, count: int) -> bool:
@@ -131,7 +134,7 @@ class Pool:
             raise ValueError("nothing to pool: no solution arrived")
         waiting = distinct(solutions)
         while len(waiting) > 1:
-            report: dict[str, Any] = {"round": len(self.rounds) + 1, "waiting": len(waiting)}
+            report: Note = {"round": len(self.rounds) + 1, "waiting": len(waiting)}
             # also when every solution carries its team's test run: cheap then, and it lets merges be checked
             if self.scores(len(waiting)) or (self.verify and all(s.score or s.test_report for s in waiting)):
                 waiting = ranked(await self.score_all(waiting))
@@ -158,7 +161,7 @@ class Pool:
         return waiting[0]
 
     async def _verified(self, groups: list[list[Solution]], merged: list[Solution],
-                        report: dict[str, Any]) -> list[Solution]:
+                        report: Note) -> list[Solution]:
         """Each merge, or the best of its group where the merge scores lower."""
         checked = [all(result is not s for s in group) and all(s.score for s in group)
                    for group, result in zip(groups, merged, strict=True)]
@@ -179,7 +182,7 @@ class Pool:
                 out.append(result)
         return out
 
-    async def _report(self, report: dict[str, Any]) -> None:
+    async def _report(self, report: Note) -> None:
         self.rounds.append(report)
         if self.say is not None:
             await self.say(_round_text(report), report)
@@ -191,7 +194,7 @@ class Pool:
         return await self.merge(group)
 
 
-def _round_text(report: dict[str, Any]) -> str:
+def _round_text(report: Note) -> str:
     text = f"pool round {report['round']}: {report['waiting']} solution(s) waiting"
     if "kept" in report:
         text += f", kept the top {len(report['kept'])} by score"

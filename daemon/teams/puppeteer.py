@@ -11,7 +11,7 @@ that :class:`PolicyBook` learns from once the job's outcome is known.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from daemon.agents.hooks import LoopControl
 from daemon.agents.model import Loop, Until
@@ -22,6 +22,7 @@ from daemon.teams.policy import (
     Episode,
     HeuristicPolicy,
     LinearPolicy,
+    PolicyParams,
     State,
     new_params,
     reinforce,
@@ -29,6 +30,7 @@ from daemon.teams.policy import (
 )
 
 if TYPE_CHECKING:
+    from daemon.workspace.reports import TestReport
     from storage import AsyncStore
 
 
@@ -44,7 +46,7 @@ class Puppeteer:
         satisfied: dict[str, int] = {}  # loop -> code states when its goal last held
         max_turns = sum(loop.max_cycles for loop in loops)
         last_action, last_agent = "start", "none"
-        report_seen: Any = None
+        report_seen: TestReport | None = None
         tested_at = -1
         for turn in range(max_turns + 1):
             bench = control.bench
@@ -86,9 +88,9 @@ class PolicyBook:
 
     def __init__(self, store: AsyncStore | None = None, *, cost_weight: float = 0.1) -> None:
         self.store, self.cost_weight = store, cost_weight
-        self._memory: dict[str, tuple[dict[str, Any], int]] = {}
+        self._memory: dict[str, tuple[PolicyParams, int]] = {}
 
-    async def load(self, name: str) -> tuple[dict[str, Any], int | None]:
+    async def load(self, name: str) -> tuple[PolicyParams, int | None]:
         if self.store is None:
             params, version = self._memory.get(name, (new_params(), 0))
             return params, version or None

@@ -14,7 +14,7 @@ They combine: four teams, each with a network and an orchestrator, is a valid jo
 from __future__ import annotations
 
 import random
-from typing import Any
+from collections.abc import Mapping
 
 from daemon.agents.context import RunContext
 from daemon.agents.hooks import RunHooks
@@ -33,7 +33,7 @@ from daemon.teams.scoring import Scorer
 
 
 class TeamsRunner:
-    def __init__(self, context: RunContext, *, options: dict[str, Any] | None = None,
+    def __init__(self, context: RunContext, *, options: Mapping[str, object] | None = None,
                  policies: PolicyBook | None = None, scorer: Scorer | None = None,
                  rng: random.Random | None = None) -> None:
         self.context = context

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict, Unpack
 
+from daemon.agents.job import Checkpoint
 from daemon.agents.placeholders import CODE_SUFFIXES
 from daemon.agents.workbench import fence
+from daemon.json_types import JsonDict
 from daemon.workspace.edits import EditApplyError, EditParseError, apply_edits, parse_edits
 from daemon.workspace.reports import TestReport
 
@@ -56,9 +58,19 @@ class Score:
         score can say, so a merge cannot improve it by any measure Croto has."""
         return self.tested and self.executability == 1.0 and not (self.placeholders or self.unimplemented or self.lint)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return {"value": self.value, "executability": self.executability, "placeholders": self.placeholders,
                 "unimplemented": self.unimplemented, "lint": self.lint, "tests": self.tests}
+
+
+class SolutionFields(TypedDict, total=False):
+    """The fields of a :class:`Solution` besides its label, files and base, for :meth:`Solution.derive`."""
+
+    notes: str
+    score: Score | None
+    test_report: TestReport | None
+    conclusions: dict[str, str]
+    origin: Checkpoint | None
 
 
 @dataclass
@@ -70,7 +82,7 @@ class Solution:
     score: Score | None = None
     test_report: TestReport | None = None         # the team's last test run, if still fresh
     conclusions: dict[str, str] = field(default_factory=dict)
-    origin: Any = None                            # what produced it (a team's checkpoint), for the caller
+    origin: Checkpoint | None = None              # what produced it (a team's checkpoint), for the caller
 
     def read(self, path: str) -> str | None:
         if path in self.files:
@@ -93,7 +105,7 @@ class Solution:
         parts += [f"DELETE: {path}" for path, text in sorted(self.files.items()) if text is None]
         return "\n\n".join(parts) or "(no files changed)"
 
-    def derive(self, label: str, files: dict[str, str | None], **kwargs: Any) -> Solution:
+    def derive(self, label: str, files: dict[str, str | None], **kwargs: Unpack[SolutionFields]) -> Solution:
         """A new solution over the same base with ``files`` as its changes."""
         return Solution(label, files, self.base, **kwargs)
 
