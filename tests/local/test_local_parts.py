@@ -7,12 +7,13 @@ import hashlib
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from daemon.config import load_settings
-from daemon.llm.local import choose_threads, ensure_model, model_path
+from daemon.config import ConfigError, ModelSettings, load_settings
+from daemon.llm.local import acceptance, choose_draft, choose_threads, ensure_model, model_path, server_for
 from daemon.llm.local_files import LocalModelError
 from daemon.llm.local_models import MODELS, QWEN_05B, QWEN_15B, LocalModelSpec, UnknownLocalModel, choose
 
@@ -145,3 +146,54 @@ def test_threads_follow_the_free_cores_unless_set(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3})
     monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
     assert choose_threads(None)[0] == 3
+
+
+def test_the_draft_model_setting_comes_from_the_file_and_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("TROUPE_LOCAL_DRAFT", raising=False)
+    assert load_settings(tmp_path).model.draft is True  # on by default: it only applies where a draft is installed
+    (tmp_path / ".troupe.toml").write_text("[model]\ndraft = false\n")
+    assert load_settings(tmp_path).model.draft is False
+    monkeypatch.setenv("TROUPE_LOCAL_DRAFT", "on")
+    assert load_settings(tmp_path).model.draft is True
+    monkeypatch.setenv("TROUPE_LOCAL_DRAFT", "0")
+    (tmp_path / ".troupe.toml").write_text("[model]\ndraft = true\n")
+    assert load_settings(tmp_path).model.draft is False
+    monkeypatch.setenv("TROUPE_LOCAL_DRAFT", "maybe")
+    with pytest.raises(ConfigError, match=r"TROUPE_LOCAL_DRAFT='maybe' is not on or off"):
+        load_settings(tmp_path)
+    (tmp_path / ".troupe.toml").write_text('[model]\ndraft = "no"\n')
+    monkeypatch.delenv("TROUPE_LOCAL_DRAFT")
+    with pytest.raises(ConfigError, match=r"model.draft: expected bool"):
+        load_settings(tmp_path)
+
+
+def test_the_15b_is_drafted_by_the_05b_and_the_05b_by_nothing() -> None:
+    assert QWEN_15B.draft == QWEN_05B.name
+    assert QWEN_05B.draft is None and choose_draft(QWEN_05B) is None
+
+
+def test_a_draft_model_is_used_only_when_installed_and_not_turned_off(
+        spec: LocalModelSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(MODELS, spec.name, spec)  # the fake parts stand for an installed draft model
+    drafted = replace(QWEN_15B, draft=spec.name)
+    assert choose_draft(drafted) == spec
+    assert choose_draft(drafted, enabled=False) is None
+    missing = replace(spec, name="fake-missing", parts=(("no_such_part_module_1", "0" * 64, 1),))
+    monkeypatch.setitem(MODELS, missing.name, missing)
+    assert choose_draft(replace(QWEN_15B, draft=missing.name)) is None  # not installed: served alone
+
+
+def test_a_server_for_a_drafted_model_gets_the_draft_file_and_the_set_threads(
+        spec: LocalModelSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(MODELS, spec.name, spec)
+    monkeypatch.setenv("TROUPE_HOME", str(tmp_path / "home"))
+    drafted = replace(spec, name="fake-drafted", file="fake-drafted.gguf", draft=spec.name)
+    server = server_for(drafted, ModelSettings(threads=2), tmp_path / "home")
+    assert server.model == model_path(tmp_path / "home", drafted)
+    assert server.draft == model_path(tmp_path / "home", spec) and server.draft.read_bytes() == b"".join(CHUNKS)
+    assert (server.threads, server.threads_reason) == (2, "set")
+    assert server_for(drafted, ModelSettings(draft=False), tmp_path / "home").draft is None
+    assert acceptance({"draft_n": 8.0, "draft_n_accepted": 6.0}) == 0.75
+    assert acceptance({"predicted_n": 16.0}) is None  # nothing drafted
