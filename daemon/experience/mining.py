@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from daemon.experience.ecl import Shortcut, find_shortcuts
 from daemon.experience.refine import MINED, batch_of, eliminate
@@ -27,6 +27,8 @@ from daemon.llm.budget import Budget
 from daemon.llm.errors import LLMError
 
 if TYPE_CHECKING:
+    from daemon.experience.session import JobRecord
+    from daemon.llm.gateway import ModelGateway
     from storage import AsyncStore
 
 log = logging.getLogger("troupe.experience")
@@ -71,7 +73,7 @@ def recorded_instruction(shortcut: Shortcut) -> str:
     return clip("Do these steps at once: " + " Then: ".join(steps), 1000)
 
 
-async def write_instruction(gateway: Any, task: str, shortcut: Shortcut) -> str:
+async def write_instruction(gateway: ModelGateway, task: str, shortcut: Shortcut) -> str:
     prompt = (f"Task: {task}\n\nThe code before:\n{code_summary(shortcut.source.files) or '(no code yet)'}\n\n"
               f"The change that was made:\n{_diff(shortcut)}\n\nWrite the one instruction that would have led a "
               "programmer straight from the code before to the code after.")
@@ -89,7 +91,7 @@ async def _known_instruction(store: AsyncStore, code: str) -> str | None:
     return None
 
 
-def reward_of(index: int, record: Any) -> float:
+def reward_of(index: int, record: JobRecord) -> float:
     """What happened after a phase, as a reward in 0..1."""
     phase = record.phases[index]
     reward = 0.2 + (0.3 if record.tests_ok else 0.15 if record.tests_ok is None else 0.0)
@@ -102,7 +104,18 @@ def reward_of(index: int, record: Any) -> float:
     return round(min(1.0, reward), 4)
 
 
-async def mine(store: AsyncStore, settings: ExperienceSettings, record: Any, gateway: Any = None) -> MiningReport:
+class _Scope(TypedDict):
+    """What every experience mined from one job shares (``add_experience``'s keywords)."""
+
+    workspace_id: int | None
+    job_id: str | None
+    chain: str
+    task: str
+    batch: int
+
+
+async def mine(store: AsyncStore, settings: ExperienceSettings, record: JobRecord | None,
+               gateway: ModelGateway | None = None) -> MiningReport:
     """Mine one job's record (``JobExperience.record``) into the pools; see the module docstring."""
     report = MiningReport(getattr(record, "job_id", None))
     if record is None or not settings.enabled:
@@ -114,7 +127,7 @@ async def mine(store: AsyncStore, settings: ExperienceSettings, record: Any, gat
     mined = await store.bump_experience_counter(MINED, 1)
     batch = batch_of(mined - 1, settings)
     task = scrub(record.task)
-    common = {"workspace_id": record.workspace_id, "job_id": record.job_id, "chain": record.chain, "task": task,
+    common: _Scope = {"workspace_id": record.workspace_id, "job_id": record.job_id, "chain": record.chain, "task": task,
               "batch": batch}
 
     for shortcut in find_shortcuts(record.states, record.task, threshold=settings.shortcut_gain,

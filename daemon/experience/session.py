@@ -14,8 +14,9 @@ dismissed kind of finding from coming back, and records what each phase did. Whe
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from daemon.agents.model import Chain, Loop, Phase, Produces, Until
 from daemon.events import Event, EventSink
@@ -25,13 +26,19 @@ from daemon.experience.ecl import StateSnapshot
 from daemon.experience.refine import MINED, batch_of, min_batch
 from daemon.experience.settings import ExperienceSettings
 from daemon.experience.text import clip
-from daemon.experience.workflow import StepPlan, plan_step, trajectory_steps
+from daemon.experience.workflow import SimilarRun, StepPlan, plan_step, trajectory_steps
+from daemon.json_types import JsonDict
 from daemon.payloads import CodeStateData, LogData, ToolRunData
 
 if TYPE_CHECKING:
+    from daemon.agents.dialogue import Dialogue
+    from daemon.agents.findings import Finding
+    from daemon.agents.job import JobOutcome, JobSpec
+    from daemon.agents.produce import Product
     from daemon.experience.mining import MiningReport
     from daemon.llm.gateway import ModelGateway
-    from storage import AsyncStore
+    from daemon.workspace.scratch import Scratch
+    from storage import AsyncStore, Experience
 
 log = logging.getLogger("troupe.experience")
 
@@ -78,7 +85,7 @@ class JobRecord:
     tokens: int
     phases: list[PhaseRecord]
     states: list[StateSnapshot]
-    steps: dict[str, dict[str, Any]]
+    steps: dict[str, JsonDict]
 
 
 class JobExperience:
@@ -89,17 +96,17 @@ class JobExperience:
         self.active = self.settings.enabled
         self.records: list[PhaseRecord] = []
         self.plans: list[StepPlan] = []
-        self.suppressed: list[dict[str, Any]] = []
+        self.suppressed: list[JsonDict] = []
         self.used: list[int] = []
         self.record: JobRecord | None = None
-        self._learnings: list[Any] = []
+        self._learnings: list[Experience] = []
         self._state = 0                         # the latest code state's index
         self._tests: dict[int, bool] = {}       # code state index -> did the tests pass on it
         self._last_tests: bool | None = None
         self._emit: EventSink | None = None
         self._floor: int | None = None
         self._floor_read = False
-        self._history: list[tuple[float, int, dict[str, Any]]] | None = None
+        self._history: list[SimilarRun] | None = None
         self._pending: list[int] = []
 
     # -- events ------------------------------------------------------------------------------
@@ -136,7 +143,7 @@ class JobExperience:
         return self._floor
 
     # -- workflow shortcuts --------------------------------------------------------------------
-    async def _similar_runs(self, chain: Chain, task: str) -> list[tuple[float, int, dict[str, Any]]]:
+    async def _similar_runs(self, chain: Chain, task: str) -> list[SimilarRun]:
         if self._history is None:
             found = await retrieve.ranked(self.store, task, pools=["workflow"], chain=chain.name,
                                           workspace_id=self.workspace_id, floor=await self._batch_floor())
@@ -144,7 +151,7 @@ class JobExperience:
                              and e.data.get("ok") and e.data.get("tests_ok") is not False]
         return self._history
 
-    async def plan_loop(self, spec: Any, chain: Chain, loop: Loop) -> StepPlan | None:
+    async def plan_loop(self, spec: JobSpec, chain: Chain, loop: Loop) -> StepPlan | None:
         """How many cycles ``loop`` may run (0: skip it), or None to run it as configured.
         Loops until the tests pass are never shortened."""
         if not (self.active and self.settings.workflow) or loop.until is Until.TESTS_PASS:
@@ -158,7 +165,7 @@ class JobExperience:
         return plan
 
     # -- phases --------------------------------------------------------------------------------
-    async def before_phase(self, spec: Any, chain: Chain, phase: Phase, cycle: int | None, prompt: str,
+    async def before_phase(self, spec: JobSpec, chain: Chain, phase: Phase, cycle: int | None, prompt: str,
                            files: list[str] | None = None) -> Guidance:
         """What experience adds to (or whether it skips) ``phase``; ``files``: those the job works on
         (in a change to an existing repository, what was learnt about other files is not shown)."""
@@ -194,8 +201,8 @@ class JobExperience:
         self._pending = used
         return Guidance(note="".join(f"\n\n{block}" for block in blocks))
 
-    async def after_phase(self, phase: Phase, cycle: int | None, dialogue: Any, product: Any,
-                          read: Any) -> list[Any]:
+    async def after_phase(self, phase: Phase, cycle: int | None, dialogue: Dialogue, product: Product,
+                          read: Callable[[str], str | None]) -> list[Finding]:
         """Record what the phase did; returns its findings without those people dismissed before."""
         kept = list(product.findings)
         if self._learnings and kept:
@@ -221,7 +228,7 @@ class JobExperience:
         return kept
 
     # -- the end of the run --------------------------------------------------------------------
-    def capture(self, spec: Any, chain: Chain, outcome: Any, scratch: Any) -> None:
+    def capture(self, spec: JobSpec, chain: Chain, outcome: JobOutcome, scratch: Scratch | None) -> None:
         """Keep what mining needs (bounded) before the scratch copy is removed."""
         stats = list(outcome.phases)
         for record in self.records:  # tokens per phase, matched in order
@@ -244,7 +251,7 @@ class JobExperience:
             ok=outcome.ok, tests_ok=report.ok if report is not None else self._last_tests, tokens=outcome.usage.tokens,
             phases=self.records, states=self._snapshots(scratch), steps=trajectory_steps(chain, self.records))
 
-    def _snapshots(self, scratch: Any) -> list[StateSnapshot]:
+    def _snapshots(self, scratch: Scratch | None) -> list[StateSnapshot]:
         if scratch is None:
             return []
         touched = sorted({name for state in scratch.states for name in state.files})

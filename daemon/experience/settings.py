@@ -17,7 +17,6 @@ import os
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
 
 from daemon.config import ConfigError, repo_config
 from daemon.paths import user_config_path
@@ -54,7 +53,7 @@ class ExperienceSettings:
         return self
 
 
-def _apply(settings: ExperienceSettings, table: Any, where: str) -> None:
+def _apply(settings: ExperienceSettings, table: object, where: str) -> None:  # TOML, checked here
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [experience] must be a table")
     known = {f.name for f in fields(ExperienceSettings)}

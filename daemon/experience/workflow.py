@@ -21,10 +21,17 @@ that weighs cost more as the job's token budget runs out::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from daemon.agents.model import Chain, Loop, Phase, Produces, Until
+from daemon.json_types import JsonDict, JsonObject
 from daemon.llm.budget import Budget
+
+if TYPE_CHECKING:
+    from daemon.experience.session import PhaseRecord
+
+SimilarRun = tuple[float, int, JsonObject]
+"""(task similarity, experience id, that run's workflow data as the store keeps it: read with ``.get``)."""
 
 
 @dataclass
@@ -48,10 +55,10 @@ def skippable(step: Loop | Phase) -> bool:
     return step.produces is Produces.DOCUMENT
 
 
-def trajectory_steps(chain: Chain, records: list[Any]) -> dict[str, dict[str, Any]]:
+def trajectory_steps(chain: Chain, records: list[PhaseRecord]) -> dict[str, JsonDict]:
     """What each skippable step cost in one run and whether it was redundant. ``records`` are the
     run's phase records (``phase``, ``cycle``, ``tokens``, ``calls``, ``changed``), in order."""
-    steps: dict[str, dict[str, Any]] = {}
+    steps: dict[str, JsonDict] = {}
     for step in chain.steps:
         if isinstance(step, Loop) and skippable(step):
             names = [p.name for p in step.phases]
@@ -85,7 +92,7 @@ def _worth_skipping(p_redundant: float, cost: float, budget: Budget | None, typi
     return 1 - p_redundant < (1 + urgency * used) * cost / left
 
 
-def plan_step(step: Loop | Phase, history: list[tuple[float, int, dict[str, Any]]], *, budget: Budget | None,
+def plan_step(step: Loop | Phase, history: list[SimilarRun], *, budget: Budget | None,
               min_support: int, urgency: float) -> StepPlan | None:
     """Decide from ``history``: (task similarity, experience id, that run's workflow data) of similar
     successful runs. None: run the step as configured."""
