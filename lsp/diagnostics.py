@@ -7,12 +7,12 @@ A finding without columns covers its lines from the first non-blank character to
 
 from __future__ import annotations
 
-from typing import Any
-
 from lsprotocol import types
 from pygls.workspace import ServerTextPosition, ServerTextRange, TextDocument
 
 from daemon.lint import is_lint_rule
+from lsp.messages import FindingDiagnosticData
+from lsp.records import wire
 from lsp.tracking import Placed
 
 SOURCE = "troupe"
@@ -44,12 +44,6 @@ def finding_range(doc: TextDocument, item: Placed) -> types.Range:
                                                      ServerTextPosition(item.end, end_char)))
 
 
-def finding_data(item: Placed) -> dict[str, Any]:
-    """What a diagnostic carries back in code-action requests."""
-    return {"findingId": item.finding.id, "fingerprint": item.finding.fingerprint,
-            "hasFix": item.finding.suggested_fix is not None, "severity": item.finding.severity}
-
-
 def to_diagnostic(doc: TextDocument, item: Placed) -> types.Diagnostic:
     finding = item.finding
     who = "Troupe (AI reviewer)" if finding.rule is None else f"Troupe ({finding.rule})"
@@ -59,7 +53,9 @@ def to_diagnostic(doc: TextDocument, item: Placed) -> types.Diagnostic:
         severity=SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
         source=SOURCE,
         code=finding.rule or MODEL_CODE,  # stable: the rule, or the reviewer's category (ids change)
-        data={**finding_data(item), "by": who},
+        data=wire(FindingDiagnosticData(finding_id=finding.id, fingerprint=finding.fingerprint,
+                                        has_fix=finding.suggested_fix is not None, severity=finding.severity,
+                                        by=who)),
     )
 
 

@@ -17,6 +17,8 @@ from pygls.workspace import ServerTextPosition, ServerTextRange, TextDocument
 
 from daemon.api.protocol import LintDiagnostic, LintFix
 from lsp.diagnostics import SEVERITY, SOURCE
+from lsp.messages import LintDiagnosticData
+from lsp.records import wire
 
 CHANGE_PAUSE_S = 0.15  # lint the buffer once typing pauses this long
 
@@ -54,8 +56,8 @@ def to_diagnostic(doc: TextDocument, item: Linted) -> types.Diagnostic:
     rng = _range(doc, (item.start, lint.start_col - 1), (end_line, 1 << 30 if empty else lint.end_col - 1))
     return types.Diagnostic(range=rng, message=lint.message, severity=SEVERITY.get(lint.severity),
                             source=SOURCE, code=lint.rule,
-                            data={"rule": lint.rule, "by": f"ruff ({lint.rule})", "hasFix": lint.fix is not None,
-                                  "severity": lint.severity})
+                            data=wire(LintDiagnosticData(rule=lint.rule, by=f"ruff ({lint.rule})",
+                                                         has_fix=lint.fix is not None, severity=lint.severity)))
 
 
 def _fix_edits(doc: TextDocument, fix: LintFix) -> list[types.TextEdit]:

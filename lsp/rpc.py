@@ -18,7 +18,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from daemon.client import DaemonError
-from lsp.messages import COMMANDS, REQUESTS, BadParams, Call, ErrorCode, Record, read, wire
+from lsp.messages import COMMANDS, REQUESTS, Call, ErrorCode
+from lsp.records import BadParams, Record, read, wire
 
 P = TypeVar("P", bound=Record)
 S = TypeVar("S", bound=LanguageServer)

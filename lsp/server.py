@@ -42,8 +42,9 @@ from lsp.link import DaemonLink
 from lsp.lint import Linted
 from lsp.lint import placed as placed_lint
 from lsp.lint import to_diagnostic as lint_diagnostic
-from lsp.messages import METHOD_OF, JobEventParams, Record, ServerStatus, wire
+from lsp.messages import METHOD_OF, JobEventParams, ServerStatus
 from lsp.protocol import AnsweredBadMessage, TroupeProtocol
+from lsp.records import Record, wire
 from lsp.rpc import daemon_failed, request_failed
 from lsp.settings import shown
 from lsp.tracking import Placed

@@ -19,7 +19,8 @@ import msgspec
 from daemon.api.typescript import TARGET as DAEMON_TARGET
 from daemon.api.typescript import doc_lines, interface, literal
 from lsp import messages
-from lsp.messages import COMMANDS, NOTIFICATIONS, REQUESTS, ErrorCode, Record
+from lsp.messages import COMMANDS, NOTIFICATIONS, REQUESTS, ErrorCode
+from lsp.records import Record
 
 TARGET = DAEMON_TARGET.with_name("lsp.generated.ts")
 RECORDS: tuple[type[Record], ...] = tuple(

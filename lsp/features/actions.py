@@ -12,7 +12,8 @@ from lsprotocol import types
 
 from lsp.diagnostics import fix_edit, to_diagnostic
 from lsp.lint import fix_actions
-from lsp.messages import COMMANDS, AskArgs, DismissArgs, FindingArgs, Position, Range, Record, wire
+from lsp.messages import COMMANDS, AskArgs, DismissArgs, FindingArgs, Position, Range
+from lsp.records import Record, wire
 from lsp.server import TroupeServer
 from lsp.tracking import Placed
 

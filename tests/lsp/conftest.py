@@ -29,7 +29,8 @@ from pygls.protocol import JsonRPCRequestMessage, default_converter
 from pygls.uris import from_fs_path
 from pytest_lsp import LanguageClient
 
-from lsp.messages import NOTIFICATIONS, BadParams, read
+from lsp.messages import NOTIFICATIONS
+from lsp.records import BadParams, read
 from lsp.rpc import plain
 from tests.daemon.conftest import REPO, DaemonProcess, daemon_env
 from tests.fakes.llm_server import FakeLLM

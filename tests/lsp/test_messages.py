@@ -20,7 +20,6 @@ from lsp.messages import (
     NOTIFICATIONS,
     REQUESTS,
     AskArgs,
-    BadParams,
     ChangeProposedParams,
     ErrorCode,
     JobStarted,
@@ -28,10 +27,8 @@ from lsp.messages import (
     Position,
     QuestionParams,
     Range,
-    Record,
-    read,
-    wire,
 )
+from lsp.records import BadParams, Record, read, wire
 from lsp.rpc import plain
 from tests.daemon.conftest import DaemonProcess
 from tests.lsp.conftest import Editor, new_repo

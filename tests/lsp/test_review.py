@@ -10,6 +10,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from lsp.messages import FindingDiagnosticData, LintDiagnosticData
+from lsp.records import read
 from tests.daemon.conftest import DaemonProcess
 from tests.lsp.conftest import BUG_MESSAGE, PLANTED, Editor, new_repo, until, uri_of
 
@@ -36,7 +38,9 @@ async def test_a_saved_bug_becomes_diagnostics_with_the_right_range_severity_and
     assert bug.range == at(4, 4, 16)  # store line 5 -> LSP line 4, from "return" to the end of the line
     assert bug.severity == types.DiagnosticSeverity.Information  # a suggestion: no executed evidence
     assert bug.code == "review" and isinstance(bug.data["findingId"], int)  # stable: not the finding's id
+    assert read(FindingDiagnosticData, bug.data).has_fix  # data as lsp/messages.py declares it
     (lint,) = [d for d in editor.diagnostics(calc) if d.code == "F401"]  # the static lane's, on "os"
+    assert read(LintDiagnosticData, lint.data).rule == "F401"
     assert lint.range == at(0, 7, 9) and lint.severity == types.DiagnosticSeverity.Warning  # minor
     assert lint.message == "`os` imported but unused"  # without its code repeated
     assert lint.source == "troupe"

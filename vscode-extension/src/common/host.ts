@@ -5,7 +5,10 @@
  * receives these interfaces, so the unit tests run in plain Node with fakes (src/test/fakes.ts).
  */
 
-import type { Range } from "./protocol";
+import type { FindingDiagnosticData, LintDiagnosticData, Range } from "./protocol";
+
+/** A diagnostic's `data` as the editor hands it over: the fields of the server's records, each unchecked. */
+export type DiagnosticData = { [K in keyof (FindingDiagnosticData & LintDiagnosticData)]?: unknown };
 
 export interface Disposable {
   dispose(): unknown;
@@ -39,8 +42,8 @@ export interface DiagnosticInfo {
   source?: string;
   code?: string | number;
   range: Range;
-  /** The `data` the language server attached (`findingId`, `severity`, …). */
-  data?: Record<string, unknown>;
+  /** The `data` the language server attached (`findingId`, `severity`, …), unchecked: read a field with its type. */
+  data?: DiagnosticData;
 }
 
 export interface StatusItem {

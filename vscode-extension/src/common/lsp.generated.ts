@@ -146,6 +146,15 @@ export interface FindingArgs {
   findingId: number;
 }
 
+/** The `data` of a Troupe finding's diagnostic (the editor hands it back with code actions). */
+export interface FindingDiagnosticData {
+  findingId: number;
+  fingerprint: string | null;
+  hasFix: boolean;
+  severity: "critical" | "info" | "major" | "minor";
+  by: string;
+}
+
 export interface FindingStateChanged {
   findingId: number;
   state: "applied" | "dismissed" | "open" | "resolved";
@@ -183,6 +192,14 @@ export interface JobsQuery {
   state?: "active" | "all" | "cancelled" | "failed" | "queued" | "running" | "succeeded" | "waiting_for_answer";
   workspace?: string;
   limit?: number;
+}
+
+/** The `data` of a lint diagnostic (the daemon's static lane: ruff). */
+export interface LintDiagnosticData {
+  rule: string;
+  by: string;
+  hasFix: boolean;
+  severity: "critical" | "info" | "major" | "minor";
 }
 
 /** A position in a document, as LSP has it (0-based line, UTF-16 character by default). */

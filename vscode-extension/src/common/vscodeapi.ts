@@ -7,6 +7,7 @@ import * as vscode from "vscode";
 
 import type { CancellationToken, ChatRequest, ChatStream } from "../chat/participant";
 import type {
+  DiagnosticData,
   DiagnosticInfo,
   DiagnosticSeverityName,
   Disposable,
@@ -40,7 +41,7 @@ export function diagnosticInfo(d: vscode.Diagnostic): DiagnosticInfo {
   const info: DiagnosticInfo = { message: d.message, severity: SEVERITY_NAMES[d.severity] ?? "error", range: range(d.range) };
   if (d.source !== undefined) info.source = d.source;
   if (code !== undefined) info.code = code;
-  if (typeof raw === "object" && raw !== null) info.data = raw as Record<string, unknown>;
+  if (typeof raw === "object" && raw !== null) info.data = raw as DiagnosticData;
   else if (typeof code === "number") info.data = { findingId: code }; // the server's code is the finding id when no rule
   return info;
 }
