@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from daemon.messages import (
     ChangeState,
@@ -26,6 +26,7 @@ from daemon.messages import (
     Severity,
     StreamEvent,
 )
+from daemon.schema import Message
 from lsp.records import Record
 
 LinkState = Literal["connecting", "connected", "unreachable"]
@@ -288,7 +289,7 @@ class Call:
     """A request or a command: what it takes and what it answers."""
 
     params: type[Record]
-    result: type[Any]  # a Record, or a daemon record answered as the daemon's JSON
+    result: type[Record | Message]  # a daemon record (Message) is answered as the daemon's JSON
     optional: bool = False  # a command that may be called without its argument (as ``{}``)
 
 
