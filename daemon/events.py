@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
+from daemon.json_types import JsonDict
 from daemon.payloads import EventKind as EventKind
 from daemon.payloads import Payload, PayloadError, wire
 
@@ -34,7 +34,7 @@ class Event:
     def kind(self) -> EventKind:
         return EventKind(self.data.kind)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return {"kind": str(self.kind), "data": wire(self.data), "phase": self.phase, "role": self.role,
                 "job_id": self.job_id, "seq": self.seq, "at": self.at}
 

@@ -6,7 +6,7 @@ Members the handlers only read are properties, so a daemon may hold a richer typ
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from aiohttp import web
 
@@ -17,6 +17,7 @@ from daemon.jobs.manager import JobManager
 from daemon.watch.registry import WatchRegistry
 
 if TYPE_CHECKING:
+    from daemon.json_types import JsonObject
     from storage import AsyncStore, Workspace
 
 
@@ -58,7 +59,7 @@ class DaemonState(Protocol):
     def request_stop(self) -> None: ...
 
     async def register_workspace(self, root: str, *, watch: bool,
-                                 overrides: dict[str, Any] | None = None) -> Workspace: ...
+                                 overrides: JsonObject | None = None) -> Workspace: ...
 
     async def unregister_workspace(self, workspace: Workspace, *, forget: bool) -> None: ...
 

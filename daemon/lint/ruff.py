@@ -13,8 +13,9 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from daemon.json_types import Json, JsonObject
 from daemon.lint import text_hash
 from daemon.lint.check import ruff_command
 from daemon.lint.config import config_args
@@ -31,13 +32,13 @@ def severity(rule: str) -> Literal["major", "minor"]:
     return "major" if rule.startswith(ERROR_RULES) else "minor"
 
 
-def _position(raw: Any, fallback: tuple[int, int]) -> tuple[int, int]:
+def _position(raw: Json, fallback: tuple[int, int]) -> tuple[int, int]:  # ruff's JSON, checked here
     if not isinstance(raw, dict):
         return fallback
     return max(1, int(raw.get("row") or fallback[0])), max(1, int(raw.get("column") or fallback[1]))
 
 
-def _fix(raw: Any) -> LintFix | None:
+def _fix(raw: Json) -> LintFix | None:  # ruff's JSON, checked here
     if not isinstance(raw, dict) or not raw.get("edits"):
         return None
     edits = []
@@ -54,7 +55,7 @@ def _fix(raw: Any) -> LintFix | None:
     return LintFix(message=str(raw.get("message") or "Fix"), applicability=applicability, edits=edits)
 
 
-def diagnostics(raw: list[dict[str, Any]]) -> list[LintDiagnostic]:
+def diagnostics(raw: list[JsonObject]) -> list[LintDiagnostic]:
     """Ruff's JSON output as diagnostics, in reading order."""
     out = []
     for item in raw:

@@ -19,9 +19,13 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from daemon.json_types import JsonDict
 from daemon.review.gitdiff import ChangedFile, DiffScope
+
+if TYPE_CHECKING:
+    from daemon.messages import FindingInfo, LintFix, LintResult
 
 Level = Literal["error", "warning", "note"]
 LEVELS: tuple[Level, ...] = ("note", "warning", "error")  # weakest first
@@ -75,7 +79,7 @@ class DiffFinding:
     def level(self) -> Level:
         return level_of(self.severity)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {**asdict(self), "level": self.level}
 
 
@@ -108,7 +112,7 @@ def fingerprinted(scope: DiffScope, findings: Iterable[DiffFinding]) -> list[Dif
     return out
 
 
-def _lint_fix(fix: Any) -> Fix | None:
+def _lint_fix(fix: LintFix | None) -> Fix | None:
     if fix is None or not fix.edits:
         return None
     return Fix(f"{fix.message} ({fix.applicability} fix)", tuple(
@@ -121,7 +125,7 @@ async def static_review(scope: DiffScope) -> StaticReview:
 
     slots = asyncio.Semaphore(LINT_CONCURRENCY)
 
-    async def lint(changed: ChangedFile) -> Any:
+    async def lint(changed: ChangedFile) -> LintResult:
         async with slots:
             return await lint_text(str(scope.root / changed.path), changed.text, str(scope.root))
 
@@ -141,7 +145,7 @@ def model_rule(rule: str | None) -> str:
     return rule if rule.startswith("troupe/") else f"troupe/{rule}"
 
 
-def model_findings(scope: DiffScope, found: Sequence[Any]) -> list[DiffFinding]:
+def model_findings(scope: DiffScope, found: Sequence[FindingInfo]) -> list[DiffFinding]:
     """A review job's findings (``FindingInfo``) that the model made, on the changed lines. Lint
     findings are left to the static lane, which read the exact text under review."""
     from daemon.lint import is_lint_rule

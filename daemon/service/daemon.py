@@ -10,8 +10,9 @@ import json
 import logging
 import os
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from daemon import __version__, paths
 from daemon.api.protocol import API_VERSION, Health
@@ -26,6 +27,9 @@ from daemon.service.queries import StoreQueries
 from daemon.watch.registry import WatchRegistry
 
 if TYPE_CHECKING:
+    from aiohttp import web
+
+    from daemon.json_types import JsonObject
     from storage import AsyncStore, Workspace
 
 log = logging.getLogger("troupe.daemon")
@@ -47,7 +51,7 @@ class Daemon(StoreQueries):
         self.tcp_port: int | None = None
         self._stop = asyncio.Event()
         self._lock_fd: int | None = None
-        self._runner: Any = None
+        self._runner: web.AppRunner | None = None
         self._background: list[asyncio.Task[None]] = []
 
     # ---------------------------------------------------------------- start / stop
@@ -111,7 +115,7 @@ class Daemon(StoreQueries):
                     log.error("cannot watch %s: %s", ws.root, exc)
 
     @staticmethod
-    async def _warm(preload: Any) -> None:
+    async def _warm(preload: Callable[[], Awaitable[None]]) -> None:
         """litellm takes seconds to import and the local model seconds to start: do it now, not when a
         person is waiting."""
         try:
@@ -161,11 +165,11 @@ class Daemon(StoreQueries):
         counts = await self.active_counts()
         return Health(api_version=API_VERSION, version=__version__, pid=os.getpid(),
                       uptime_s=round(time.time() - self.started, 3), home=str(paths.troupe_home()),
-                      executor=self.executor.name, jobs=counts, watch=self.watch.status(), stopping=self.stopping,
+                      executor=self.executor.name, jobs=counts, watch=dict(self.watch.status()), stopping=self.stopping,
                       tcp_port=self.tcp_port)
 
     async def register_workspace(self, root: str, *, watch: bool,
-                                 overrides: dict[str, Any] | None = None) -> Workspace:
+                                 overrides: JsonObject | None = None) -> Workspace:
         """Register (idempotent) and watch or stop watching; ``overrides``, when given, replace the
         workspace's editor overrides (applied per job and per save with ``daemon.config.with_overrides``)."""
         ws = await self.store.add_workspace(root)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
-from typing import Any
 
 from daemon import paths
+from daemon.json_types import JsonObject
 
 
 class AlreadyRunning(RuntimeError):
@@ -21,7 +21,7 @@ def pid_path() -> Path:
     return paths.troupe_home() / "daemon.pid"
 
 
-def read_pid_file() -> dict[str, Any] | None:
+def read_pid_file() -> JsonObject | None:  # what a daemon wrote; a reader checks the fields it uses
     try:
         written = json.loads(pid_path().read_text())
     except (OSError, ValueError):

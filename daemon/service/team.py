@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from daemon import __version__, paths
 from daemon.api.protocol import API_VERSION, Health
@@ -35,8 +36,11 @@ from daemon.team_server.queue import TeamQueue
 from daemon.watch.registry import WatchRegistry
 
 if TYPE_CHECKING:
+    from daemon.api.server import JsonErrorRunner
+    from daemon.events import EventSink
     from daemon.jobs.executor import AskHuman, JobResult, RunningJob
-    from storage import AsyncStore, Workspace
+    from daemon.json_types import JsonObject
+    from storage import AsyncStore, Job, Workspace
 
 CANCEL_WAIT_S = 30.0  # how long a cancel waits for the worker running the job to stop it
 
@@ -47,7 +51,7 @@ class QueuedExecutor:
     name = "team-queue"
     resumable = True
 
-    async def run(self, job: RunningJob, emit: Any, ask_human: AskHuman) -> JobResult:
+    async def run(self, job: RunningJob, emit: EventSink, ask_human: AskHuman) -> JobResult:
         raise RuntimeError("an API node runs no job: `troupe worker` does")
 
     async def close(self) -> None:
@@ -67,7 +71,7 @@ class TeamJobs(JobManager):
     async def stop(self) -> None:
         self.stopping = True
 
-    async def submit(self, request: SubmitJob, *, priority: int | None = None) -> Any:
+    async def submit(self, request: SubmitJob, *, priority: int | None = None) -> Job:
         if self.stopping:
             raise Unavailable("the server is stopping; submit the job again once it is back", code="stopping")
         target = self.config.workspace(request.workspace or "")
@@ -76,7 +80,7 @@ class TeamJobs(JobManager):
                            f"{', '.join(sorted(self.config.workspaces)) or 'none'}")
         ws = await self.store.find_workspace_for(target.root)
         assert ws is not None, "the server registers every configured workspace at start"
-        older: list[Any] = []
+        older: list[Job] = []
         if request.kind == "review":  # newest wins, as on the laptop
             active = await self.store.list_jobs(state=list(ACTIVE_STATES), workspace_id=ws.id, kind="review")
             request, older = superseding(request, active)
@@ -93,7 +97,7 @@ class TeamJobs(JobManager):
                 pass  # it finished meanwhile
         return job
 
-    async def cancel(self, job_id: str, *, reason: str = "cancelled by the user") -> Any:
+    async def cancel(self, job_id: str, *, reason: str = "cancelled by the user") -> Job:
         job = await self.require(job_id)
         if job.state.is_terminal:
             raise Conflict(f"job {job_id} already {job.state.value}; nothing to cancel")
@@ -108,7 +112,7 @@ class TeamJobs(JobManager):
         job = await self.require(job_id)
         if not job.state.is_terminal:
             await self._finish(job_id, job.workspace_id, "cancelled", error=reason)
-        return await self.store.get_job(job_id)
+        return await self.require(job_id)
 
 
 class TeamServer(StoreQueries):
@@ -123,7 +127,7 @@ class TeamServer(StoreQueries):
         self.stopping = False
         self.port: int | None = None
         self._stop = asyncio.Event()
-        self._runner: Any = None
+        self._runner: JsonErrorRunner | None = None
 
     async def start(self) -> None:
         from aiohttp import web
@@ -162,7 +166,7 @@ class TeamServer(StoreQueries):
     def request_stop(self) -> None:
         self._stop.set()
 
-    async def serve(self, ready: Any = None) -> None:
+    async def serve(self, ready: Callable[[TeamServer], None] | None = None) -> None:
         await self.start()
         if ready is not None:
             ready(self)
@@ -190,7 +194,7 @@ class TeamServer(StoreQueries):
                       uptime_s=round(time.time() - self.started, 3), home=str(paths.troupe_home()),
                       executor=self.jobs.executor.name, jobs=counts, stopping=self.stopping, tcp_port=self.port)
 
-    async def register_workspace(self, root: str, *, watch: bool, overrides: dict[str, Any] | None = None) -> Workspace:
+    async def register_workspace(self, root: str, *, watch: bool, overrides: JsonObject | None = None) -> Workspace:
         raise Conflict("a team server's workspaces are its config's [[workspace]] tables")
 
     async def unregister_workspace(self, workspace: Workspace, *, forget: bool) -> None:

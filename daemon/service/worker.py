@@ -18,7 +18,7 @@ import logging
 import os
 import socket
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from daemon.events import Event
 from daemon.job_options import stored_options
@@ -34,6 +34,9 @@ from daemon.team_server.queue import stalled_after as queue_stalled_after
 from storage.errors import StoreError
 
 if TYPE_CHECKING:
+    from procrastinate import JobContext
+
+    from daemon.json_types import JsonObject
     from storage import AsyncStore, Job
 
 log = logging.getLogger("troupe.worker")
@@ -74,7 +77,7 @@ class WorkerJobs(JobManager):
                         break
 
 
-def team_workspace(settings: dict[str, Any] | None) -> TeamWorkspace | None:
+def team_workspace(settings: JsonObject | None) -> TeamWorkspace | None:  # a workspace's stored settings
     team = (settings or {}).get("team")
     if not isinstance(team, dict) or not team.get("remote"):
         return None
@@ -159,7 +162,7 @@ class TeamWorker:
         old = time.time() - self.stalled_after
         await self.queue.requeue_orphans([job.id for job in active if job.updated < old])
 
-    async def run_job(self, job_id: str, context: Any = None) -> None:
+    async def run_job(self, job_id: str, context: JobContext | None = None) -> None:
         job = await self.store.get_job(job_id)
         if job is None or job.state.is_terminal:
             return  # cancelled while queued, or already run

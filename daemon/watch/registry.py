@@ -6,12 +6,28 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
+from daemon.json_types import JsonObject
 from daemon.watch.trigger import IsQueued, Publish, SaveTrigger, Submit, content_hash
 from daemon.watch.watcher import RepoWatcher
 
 log = logging.getLogger("troupe.watch")
+
+
+class WorkspaceWatch(TypedDict):
+    mode: str  # how its saves are seen: "inotify", "polling" (or "stopped")
+    note: str
+
+
+class WatchStatus(TypedDict):
+    """What the watchers did (``Health.watch``; ``/metrics`` reads the counts)."""
+
+    workspaces: dict[str, WorkspaceWatch]
+    polling: list[str]
+    saves_seen: int
+    jobs_started: int
+    files_skipped: int
 
 
 @dataclass
@@ -29,10 +45,10 @@ class WatchRegistry:
         self.submit, self.is_queued, self.publish = submit, is_queued, publish
         self._watching: dict[str, tuple[RepoWatcher, SaveTrigger]] = {}
         self._unwatched: dict[str, SaveTrigger] = {}  # root -> the trigger of saves editors report
-        self._overrides: dict[str, dict[str, Any]] = {}  # root -> its editor overrides (daemon.config)
+        self._overrides: dict[str, JsonObject] = {}  # root -> its editor overrides (checked by daemon.config)
         self._changing = asyncio.Lock()  # add/remove wait on a thread: two at once must not both start a watcher
 
-    def set_overrides(self, root: str, overrides: dict[str, Any] | None) -> None:
+    def set_overrides(self, root: str, overrides: JsonObject | None) -> None:
         """A workspace's editor overrides, read by its trigger at every save (watched now or later)."""
         self._overrides[root] = dict(overrides or {})
 
@@ -91,7 +107,7 @@ class WatchRegistry:
             for rel, text in files.items():
                 entry[1].mark_written(rel, content_hash(text.encode("utf-8")))
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> WatchStatus:
         triggers = [t for _, t in self._watching.values()]
         return {
             "workspaces": {root: {"mode": w.mode, "note": w.note} for root, (w, _) in self._watching.items()},

@@ -20,9 +20,10 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from daemon.config import ConfigError, Settings, load_settings, with_overrides
+from daemon.json_types import JsonObject
 from daemon.messages import JobOptions, StreamEvent, SubmitJob
 from daemon.payloads import WatchData
 
@@ -31,7 +32,14 @@ log = logging.getLogger("troupe.watch")
 MAX_FILE_BYTES = 1_000_000
 MAX_DIFF_CHARS = 100_000
 
-Submit = Callable[[SubmitJob], Awaitable[Any]]
+class Submitted(Protocol):
+    """What submitting a job gives back (the store's ``Job``, the client's ``JobInfo``): its id."""
+
+    @property
+    def id(self) -> str: ...
+
+
+Submit = Callable[[SubmitJob], Awaitable[Submitted]]
 IsQueued = Callable[[str], Awaitable[bool]]
 Publish = Callable[[StreamEvent], None]
 
@@ -60,7 +68,7 @@ class SaveTrigger:
 
     def __init__(self, root: Path, submit: Submit, is_queued: IsQueued, publish: Publish, *,
                  files_per_job: int = 5, jobs_per_minute: int = 6,
-                 overrides: Callable[[], dict[str, Any] | None] = lambda: None) -> None:
+                 overrides: Callable[[], JsonObject | None] = lambda: None) -> None:
         self.root = Path(root)
         self.submit, self.is_queued, self.publish = submit, is_queued, publish
         self.files_per_job = max(1, files_per_job)

@@ -14,8 +14,8 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
+from daemon.json_types import JsonDict, JsonObject
 from daemon.workspace.paths import confine
 
 
@@ -46,11 +46,11 @@ class ProposedDiff:
     def empty(self) -> bool:
         return not self.edits
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ProposedDiff:
+    def from_dict(cls, data: JsonObject) -> ProposedDiff:  # to_dict's, as the store keeps a change's edits
         edits = [FileEdit(**edit) for edit in data.get("edits", [])]
         return cls(diff=data.get("diff", ""), edits=edits, base_hashes=dict(data.get("base_hashes", {})))
 
