@@ -36,8 +36,11 @@ step "generate the protocol's types (src/common/daemon.generated.ts from daemon/
 # one (the extension alone), the committed files are used: tests/vscode/test_protocol_types.py keeps them current.
 py=${TROUPE_PYTHON:-$PWD/../.venv/bin/python}
 [ -x "$py" ] || py=python3
+# TROUPE_EXTENSION_TYPES=check (scripts/test sets it) only checks them: a stale committed file then
+# fails the build instead of being rewritten under the drift test running beside it.
+mode=--${TROUPE_EXTENSION_TYPES:-write}
 if (cd .. && "$py" -c "import daemon.api.typescript" 2>/dev/null); then
-  (cd .. && "$py" -m daemon.api.typescript --write && "$py" -m lsp.typescript --write)
+  (cd .. && "$py" -m daemon.api.typescript "$mode" && "$py" -m lsp.typescript "$mode")
 else
   echo "no Python with Troupe's dependencies here: compiling the committed src/common/*.generated.ts"
 fi
