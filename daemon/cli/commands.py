@@ -9,7 +9,6 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from daemon.api.protocol import JobOptions, Message, ProtocolError, SubmitJob
 from daemon.cli.experience import cmd_experience
@@ -17,6 +16,7 @@ from daemon.cli.follow import submit_and_follow
 from daemon.cli.render import finding_line, job_line
 from daemon.client import DaemonClient, DaemonError
 from daemon.job_options import TEAM_OPTIONS
+from daemon.json_types import JsonDict
 from daemon.payloads import ConnectionData, FindingData, JobStateData, WatchData
 
 
@@ -45,7 +45,7 @@ def workspace_of(args: argparse.Namespace, files: list[str] | None = None) -> tu
     return str(root), relative
 
 
-def emit(args: argparse.Namespace, value: Message | Sequence[Message] | dict[str, Any], text: str) -> None:
+def emit(args: argparse.Namespace, value: Message | Sequence[Message] | JsonDict, text: str) -> None:
     if getattr(args, "json", False):
         data = value.to_json() if isinstance(value, Message) else (
             value if isinstance(value, dict) else [v.to_json() for v in value])

@@ -8,11 +8,12 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from daemon.api.protocol_experience import ExperienceInfo
     from daemon.client import DaemonClient
+    from daemon.json_types import JsonObject
 
 POOLS = ("instructor", "assistant", "agent", "workflow", "learning")
 
@@ -53,7 +54,7 @@ def _line(e: ExperienceInfo) -> str:
     return f"{e.id:>5}{pin} {e.pool:<10} {where:<16} {e.uses:>4} uses  {e.score:>5.2f}  {text[:80]}"
 
 
-def _read_jsonl(name: str) -> list[dict[str, Any]]:  # Any: JSON lines from a file; the daemon checks them
+def _read_jsonl(name: str) -> list[JsonObject]:  # JSON lines from a file; the daemon checks them
     text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
     rows = []
     for number, line in enumerate(text.splitlines(), 1):

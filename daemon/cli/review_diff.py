@@ -18,8 +18,8 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
+from daemon.json_types import JsonDict
 from daemon.review.gitdiff import DiffError, DiffScope, diff_scope, repository_root
 from daemon.review.scoped import DiffFinding, at_or_above, static_review
 
@@ -97,7 +97,7 @@ def _render(fmt: str, scope: DiffScope, findings: list[DiffFinding], *, lane: st
 
         return json.dumps(sarif_log(scope, findings, version=VERSION, errors=errors, notes=notes), indent=2)
     if fmt == "json":
-        data: dict[str, Any] = {
+        data: JsonDict = {
             "base": scope.base, "base_commit": scope.base_commit, "lane": lane, "job_id": job_id,
             "files": [{"path": f.path, "status": f.status, "old_path": f.old_path, "lines": [list(r) for r in f.lines]}
                       for f in scope.files],

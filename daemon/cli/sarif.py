@@ -10,9 +10,9 @@ fingerprint goes to ``partialFingerprints``. Files the review skipped are tool n
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import quote
 
+from daemon.json_types import JsonDict
 from daemon.review.gitdiff import DiffScope
 from daemon.review.scoped import DiffFinding, Replacement, level_of
 
@@ -34,12 +34,12 @@ def _location(path: str) -> dict[str, str]:
     return {"uri": quote(path), "uriBaseId": SRCROOT}  # a URI reference: "my file.py" is "my%20file.py"
 
 
-def _replacement(r: Replacement) -> dict[str, Any]:
+def _replacement(r: Replacement) -> JsonDict:
     return {"deletedRegion": _region(r.start_line, r.end_line, r.start_col, r.end_col),
             "insertedContent": {"text": r.text}}
 
 
-def _rule(rule_id: str, first: DiffFinding) -> dict[str, Any]:
+def _rule(rule_id: str, first: DiffFinding) -> JsonDict:
     if first.lane == "static":
         text = f"ruff rule {rule_id}" if rule_id != "invalid-syntax" else "the file does not parse"
     else:
@@ -48,8 +48,8 @@ def _rule(rule_id: str, first: DiffFinding) -> dict[str, Any]:
             "defaultConfiguration": {"level": level_of(first.severity)}}
 
 
-def _result(finding: DiffFinding, rule_index: int) -> dict[str, Any]:
-    result: dict[str, Any] = {
+def _result(finding: DiffFinding, rule_index: int) -> JsonDict:
+    result: JsonDict = {
         "ruleId": finding.rule, "ruleIndex": rule_index, "level": finding.level,
         "message": {"text": finding.message},
         "locations": [{"physicalLocation": {
@@ -66,25 +66,25 @@ def _result(finding: DiffFinding, rule_index: int) -> dict[str, Any]:
 
 
 def sarif_log(scope: DiffScope, findings: list[DiffFinding], *, version: str, errors: list[str] | None = None,
-              notes: list[str] | None = None) -> dict[str, Any]:
+              notes: list[str] | None = None) -> JsonDict:
     """The SARIF log of one diff review (``errors``: what made the review incomplete)."""
     rules: dict[str, int] = {}
-    driver_rules: list[dict[str, Any]] = []
+    driver_rules: list[JsonDict] = []
     results = []
     for finding in findings:
         if finding.rule not in rules:
             rules[finding.rule] = len(driver_rules)
             driver_rules.append(_rule(finding.rule, finding))
         results.append(_result(finding, rules[finding.rule]))
-    notifications: list[dict[str, Any]] = [
+    notifications: list[JsonDict] = [
         {"level": "note", "message": {"text": f"{s.path}: {s.reason}"},
          "locations": [{"physicalLocation": {"artifactLocation": _location(s.path)}}]} for s in scope.skipped]
     notifications += [{"level": "note", "message": {"text": text}} for text in notes or []]
     notifications += [{"level": "error", "message": {"text": text}} for text in errors or []]
-    invocation: dict[str, Any] = {"executionSuccessful": not errors}
+    invocation: JsonDict = {"executionSuccessful": not errors}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
-    run: dict[str, Any] = {
+    run: JsonDict = {
         "tool": {"driver": {"name": "Troupe", "version": version, "rules": driver_rules}},
         "invocations": [invocation],
         "columnKind": "unicodeCodePoints",
