@@ -12,10 +12,10 @@ import functools
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from daemon.eval.scoring import numbered
 from daemon.eval.suite import Context, Item, ItemResult, Row
+from daemon.json_types import JsonObject
 from daemon.messages import SubmitJob
 
 DATA = Path(__file__).resolve().parent / "data" / "ask"
@@ -28,8 +28,8 @@ Question: {question}"""
 
 
 @functools.cache
-def _questions() -> dict[str, Any]:
-    questions: dict[str, Any] = json.loads((DATA / "questions.json").read_text(encoding="utf-8"))  # the suite's data
+def _questions() -> JsonObject:
+    questions: JsonObject = json.loads((DATA / "questions.json").read_text(encoding="utf-8"))  # the suite's data
     return questions
 
 
@@ -44,7 +44,7 @@ def repo_files(name: str) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
 
 
-def grade(answer: str, data: dict[str, Any]) -> bool:
+def grade(answer: str, data: JsonObject) -> bool:  # an item's data, from questions.json
     """Every ``expect`` pattern found, no ``reject`` pattern, within ``max_chars``."""
     limit = int(data.get("max_chars") or _questions()["max_chars"])
     if not answer.strip() or len(answer) > limit:

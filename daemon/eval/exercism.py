@@ -34,12 +34,13 @@ import shlex
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from daemon.eval.fix import changed_file
 from daemon.eval.report import render
 from daemon.eval.scoring import parse_file_reply
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row, SuiteError
+from daemon.json_types import JsonDict
 from daemon.messages import JobOptions, SubmitJob
 
 DATA = Path(__file__).resolve().parent / "data" / "exercism"
@@ -87,6 +88,16 @@ class TestRun:
     passed: bool
     timed_out: bool
     output: str  # what the next try would see: the cleaned, trimmed output (Aider's), "" when it passed
+
+
+class Try(TypedDict):
+    """One try of an item, as its result's detail keeps it."""
+
+    job: str | None
+    wrote_file: bool
+    passed: bool
+    timed_out: bool
+    output: str
 
 
 @dataclass
@@ -231,7 +242,7 @@ class ExercismSuite:
         file, stub = item.data["file"], item.files[item.data["file"]]
         root = await ctx.workspace({file: stub}, item.id)
         runs: list[JobRun] = []
-        tries: list[dict[str, Any]] = []
+        tries: list[Try] = []
         current, words = stub, first_prompt(item)
         with tempfile.TemporaryDirectory(prefix="troupe-exercism-tests-") as hidden:
             command = hidden_tests(item, Path(hidden))
@@ -257,16 +268,17 @@ class ExercismSuite:
                              scores={"pass1": float(pass1), "pass2": float(pass2)},
                              detail={"tries": tries, "solution": current})
 
-    def reference(self, model: str, results: list[ItemResult], rows: list[str]) -> tuple[str, dict[str, Any]]:
+    def reference(self, model: str, results: list[ItemResult], rows: list[str]) -> tuple[str, JsonDict]:
         """pass@1 and pass@2 of each row in percent beside Aider's published row for ``model``: the
         text printed under the table, and the same as data for the results JSON."""
         lines = [["row", "pass@1", "pass@2", "items"]]
-        data: dict[str, Any] = {"rows": {}, "published": None}
+        per_row: dict[str, JsonDict] = {}
+        data: JsonDict = {"rows": per_row, "published": None}
         for row in rows:
             mine = [r for r in results if r.row == row]
             if mine:
                 one, two = (100 * sum(r.scores.get(s, 0.0) for r in mine) / len(mine) for s in ("pass1", "pass2"))
-                data["rows"][row] = {"pass1": round(one, 1), "pass2": round(two, 1), "items": len(mine)}
+                per_row[row] = {"pass1": round(one, 1), "pass2": round(two, 1), "items": len(mine)}
                 lines.append([row, f"{one:.1f} %", f"{two:.1f} %", str(len(mine))])
         found = published_for(model, self.published)
         if found is None:

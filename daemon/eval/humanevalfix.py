@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any
 
 from daemon.eval.scoring import ProgramRun, run_python
 from daemon.eval.suite import Item
+from daemon.json_types import JsonObject
 
 DATA = Path(__file__).resolve().parent / "data" / "humanevalfix"
 IMPORT_HELPER = (
@@ -36,7 +36,7 @@ def load_items() -> tuple[Item, ...]:
     return tuple(items)
 
 
-def _item(row: dict[str, Any], bugs: dict[str, Any]) -> Item:
+def _item(row: JsonObject, bugs: JsonObject) -> Item:  # the data files' JSON
     entry = row["entry_point"]
     file = f"{entry}.py"
     return Item(id=row["task_id"], files={file: row["prompt"] + row["buggy_solution"]}, data={

@@ -44,11 +44,11 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from daemon.eval.mutation import Candidate, Mutant, MutationError, candidates, is_test_file, python_files, sample_order
 from daemon.eval.scoring import parse_file_reply
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row, SuiteError
+from daemon.json_types import JsonDict, JsonObject
 from daemon.messages import JobOptions, SubmitJob
 from daemon.workspace.files import list_repo_files
 from daemon.workspace.reports import TestReport
@@ -266,7 +266,7 @@ class MutantsSuite:
         scores = {"caught": float(any(covers(line, s.start, s.end) for s in spots)),
                   "fixed": float(bool(fixed_report and fixed_report.ok)), "false_positives": 0.0,
                   "clean_files": 0.0, "findings": float(len(spots))}
-        detail: dict[str, Any] = {
+        detail: JsonDict = {
             "file": file, "line": line, "operator": item.data["operator"], "original": item.data["original"],
             "mutated": item.data["mutated"], "findings": [asdict(s) for s in spots],
             "fix": fix_note if fixed_report is None else (
@@ -345,7 +345,7 @@ class MutantsSuite:
         """The team's job options: the test command the scoring uses, when it is not the runner's own."""
         return JobOptions(test_command=self._test_command or None)
 
-    def reference(self, model: str, results: list[ItemResult], rows: list[str]) -> tuple[str, dict[str, Any]]:
+    def reference(self, model: str, results: list[ItemResult], rows: list[str]) -> tuple[str, JsonDict]:
         """What ``troupe eval`` prints under the table and saves as ``reference``: the drawing, and per
         row false findings per clean file and the tokens the review spent per caught mutant and the fix
         per fixed one."""
@@ -491,7 +491,7 @@ def _verdict(report: TestReport) -> str:
     return "killed"
 
 
-def _applied(files: dict[str, str], edits: list[dict[str, Any]]) -> tuple[dict[str, str] | None, str]:
+def _applied(files: dict[str, str], edits: list[JsonObject]) -> tuple[dict[str, str] | None, str]:  # a change's
     """``files`` with a change's edits (whole after-texts) written, its edits to test files left out:
     the repository's own tests judge the fix."""
     result, skipped = dict(files), []

@@ -18,9 +18,10 @@ import ast
 import fnmatch
 import functools
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from daemon.workspace.files import list_repo_files
 
@@ -105,11 +106,18 @@ def operator_names() -> tuple[str, ...]:
                  if name not in SKIPPED_OPERATORS and not get_operator(name).arguments())
 
 
+class Operator(Protocol):
+    """What this module uses of a Cosmic Ray operator (the package has no types)."""
+
+    def mutation_positions(self, node: object) -> Iterable[tuple[tuple[int, int], tuple[int, int]]]: ...
+
+
 @functools.cache
-def _operator(name: str) -> Any:
+def _operator(name: str) -> Operator:
     from cosmic_ray.plugins import get_operator
 
-    return get_operator(name)()
+    operator: Operator = get_operator(name)()  # untyped: an Operator by Cosmic Ray's plugin contract
+    return operator
 
 
 def python_files(root: Path, pattern: str | None = None) -> list[str]:

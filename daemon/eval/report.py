@@ -8,9 +8,9 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from daemon.eval.suite import ItemResult, Row
+from daemon.json_types import JsonDict
 
 
 @dataclass
@@ -87,7 +87,7 @@ class EvalReport:
     def summaries(self) -> list[RowSummary]:
         return [RowSummary.of(row, [r for r in self.results if r.row == row], self.score_names) for row in self.rows]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {"suite": self.suite, "model": self.model, "commit": self.commit, "items": self.items,
                 "rows": self.rows, "started_at": self.started_at, "seconds": round(self.seconds, 1),
                 "interrupted": self.interrupted,

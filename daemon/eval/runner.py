@@ -13,10 +13,9 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from daemon.client import DaemonClient, DaemonError
-from daemon.eval.suite import Item, ItemResult, JobRun, Row, Suite
+from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row, Suite
 from daemon.llm.gateway import TIME_LIMIT
 from daemon.messages import FINAL_STATES, JobInfo, JobOptions, SubmitJob, WorkspaceSettings
 from daemon.payloads import ResultUsage, UsageData
@@ -128,7 +127,7 @@ class DaemonContext:
         shutil.rmtree(self._scratch, ignore_errors=True)
 
 
-async def run_suite(suite: Suite, ctx: Any, *, rows: tuple[Row, ...], limit: int | None = None,
+async def run_suite(suite: Suite, ctx: Context, *, rows: tuple[Row, ...], limit: int | None = None,
                     on_result: Callable[[ItemResult, int, int], None] | None = None) -> list[ItemResult]:
     """Every chosen item on every row, in the suite's fixed order; ``on_result(result, done, total)``
     after each. An item that raises is recorded as failed (with the error) and the run goes on."""
@@ -142,7 +141,7 @@ async def run_suite(suite: Suite, ctx: Any, *, rows: tuple[Row, ...], limit: int
     return results
 
 
-async def _one(suite: Suite, item: Item, row: Row, ctx: Any) -> ItemResult:
+async def _one(suite: Suite, item: Item, row: Row, ctx: Context) -> ItemResult:
     started = time.monotonic()
     try:
         return await suite.run(item, row, ctx)

@@ -20,11 +20,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from daemon.eval.report import RowSummary, head, render, short
 from daemon.eval.runner import run_suite
-from daemon.eval.suite import Item, ItemResult, Suite
+from daemon.eval.suite import Context, Item, ItemResult, Row, Suite
+from daemon.json_types import JsonDict
 from daemon.messages import JobOptions, SubmitJob
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ class _Items:
     def items(self) -> list[Item]:
         return list(self._items)
 
-    async def run(self, item: Item, row: Any, ctx: Any) -> ItemResult:
+    async def run(self, item: Item, row: Row, ctx: Context) -> ItemResult:
         return await self.suite.run(item, row, ctx)
 
 
@@ -84,7 +85,7 @@ class ArmResult:
     result: ItemResult
     experience_used: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {"half": self.half, "experience": self.experience, "experience_used": self.experience_used,
                 **self.result.to_json()}
 
@@ -114,7 +115,7 @@ class SplitReport:
                                                              if (a.half, a.experience) == (half, use)],
                                           self.score_names)) for half, use in ARMS]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {"suite": self.suite, "model": self.model, "commit": self.commit, "split": "experience",
                 "halves": {"learn": self.learn, "held-out": self.held_out}, "experience_learnt": self.learnt,
                 "started_at": self.started_at, "seconds": round(self.seconds, 1), "interrupted": self.interrupted,

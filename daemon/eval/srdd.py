@@ -52,12 +52,12 @@ import asyncio
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from daemon.eval.srdd_data import load_sample
 from daemon.eval.srdd_run import chatdev_executability, executability, team_tests
 from daemon.eval.srdd_score import chatdev_completeness, code_files, consistency, mean, unfinished
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row
+from daemon.json_types import JsonDict, JsonObject
 from daemon.messages import ChangeInfo, SubmitJob
 from daemon.workspace.change import ProposedDiff, apply_change
 from daemon.workspace.display import virtual_display
@@ -93,7 +93,7 @@ class BuildSuite:
     async def run(self, item: Item, row: Row, ctx: Context) -> ItemResult:
         task = TASK.format(description=item.data["description"])
         workspace = await ctx.workspace({}, name=item.data["name"])
-        notes: dict[str, Any] = {}
+        notes: JsonDict = {}
         if row == "team":
             run = await ctx.job(SubmitJob(kind="build", workspace=str(workspace), prompt=task))
             change = proposed_of(run.change)
@@ -125,7 +125,7 @@ def files_of_reply(reply: str) -> tuple[ProposedDiff, str]:
 
 
 async def score_item(item: Item, row: Row, runs: list[JobRun], change: ProposedDiff,
-                     notes: dict[str, Any] | None = None) -> ItemResult:
+                     notes: JsonObject | None = None) -> ItemResult:
     """Write ``change`` into an empty folder and score it (:func:`score_project`)."""
     folder = Path(tempfile.mkdtemp(prefix="troupe-eval-build-"))
     try:
@@ -138,7 +138,7 @@ async def score_item(item: Item, row: Row, runs: list[JobRun], change: ProposedD
     return ItemResult.of(BuildSuite.name, item, row, runs, solved=solved, scores=scores, detail=detail)
 
 
-async def score_project(root: Path, requirement: str) -> tuple[dict[str, float], dict[str, Any]]:
+async def score_project(root: Path, requirement: str) -> tuple[dict[str, float], JsonDict]:
     """Every build score of the project at ``root`` (see the module docstring), and what explains them.
 
     Run scores of a GUI program that could not get a display are left out of the scores."""
@@ -146,7 +146,7 @@ async def score_project(root: Path, requirement: str) -> tuple[dict[str, float],
                                 "consistency": consistency(requirement, root)}
     places = unfinished(root)
     scores["complete"] = int(bool(code_files(root)) and not places)
-    detail: dict[str, Any] = {"unfinished": places[:10]}
+    detail: JsonDict = {"unfinished": places[:10]}
     python = await asyncio.to_thread(project_python)
     async with virtual_display() as display:
         chatdev = await chatdev_executability(root, python, display)

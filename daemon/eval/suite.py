@@ -28,7 +28,9 @@ from __future__ import annotations
 import importlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from daemon.json_types import JsonDict, JsonObject
 
 if TYPE_CHECKING:
     from daemon.messages import ChangeInfo, FindingInfo, SubmitJob
@@ -57,7 +59,7 @@ class Item:
 
     id: str
     files: dict[str, str] = field(default_factory=dict)
-    data: dict[str, Any] = field(default_factory=dict)
+    data: JsonObject = field(default_factory=dict)  # the suite's own (from its data files), read by the suite
 
 
 @dataclass
@@ -76,7 +78,7 @@ class JobRun:
     calls: int = 0
     seconds: float = 0.0
     capped: bool = False  # a token cap or budget stopped (part of) it
-    result: dict[str, Any] = field(default_factory=dict)
+    result: JsonObject = field(default_factory=dict)  # the job's result as the daemon sent it
 
     @property
     def ok(self) -> bool:
@@ -118,11 +120,11 @@ class ItemResult:
     seconds: float = 0.0
     job_seconds: float = 0.0  # its slowest job (a review item is two: the buggy and the canonical file)
     jobs: list[str] = field(default_factory=list)
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: JsonObject = field(default_factory=dict)  # the suite's free-form notes; its reference() reads them
 
     @classmethod
     def of(cls, suite: str, item: Item, row: Row, runs: list[JobRun], *, solved: bool,
-           scores: dict[str, float] | None = None, detail: dict[str, Any] | None = None) -> ItemResult:
+           scores: dict[str, float] | None = None, detail: JsonObject | None = None) -> ItemResult:
         """The result of ``item`` scored from ``runs``: usage summed, the first failure kept."""
         failed = [r for r in runs if not r.ok]
         status: Status = "capped" if any(r.capped for r in runs) else ("failed" if failed else "ok")
@@ -139,7 +141,7 @@ class ItemResult:
         """An item the eval could not finish (an exception, the daemon gone): unsolved, failed."""
         return cls(suite=suite, item=item.id, row=row, solved=False, status="failed", error=error, seconds=seconds)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return asdict(self)
 
 
@@ -152,7 +154,7 @@ class Suite(Protocol):
     async def run(self, item: Item, row: Row, ctx: Context) -> ItemResult: ...
 
 
-def load_suite(name: str, data: Path | None = None, **options: Any) -> Suite:
+def load_suite(name: str, data: Path | None = None, **options: object) -> Suite:
     """The suite called ``name``, made with ``data`` (a path the user gave, or None) and the suite's own
     ``options`` when there are any (mutants: ``files``, ``n``, ``seed``)."""
     target = SUITES.get(name)
