@@ -28,7 +28,8 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from types import ModuleType
+from typing import Protocol, TypedDict
 
 from daemon.config import ModelSettings
 from daemon.llm.budget import Budget, Usage
@@ -54,8 +55,8 @@ _LOOP_CHECK_CHARS = 64  # a stream is checked for a loop every this many new cha
 # its dialogue continues (a correction, a question, a second turn), since further turns then read
 # it: a one-call phase does not pay the cache write's premium (Anthropic bills it at 1.25x).
 _MARKED_CACHE_PROVIDERS = frozenset({"anthropic", "bedrock", "vertex_ai", "openrouter"})
-CACHE_SYSTEM = {"location": "message", "role": "system"}
-CACHE_PROMPT = {"location": "message", "index": 1}
+CACHE_SYSTEM: dict[str, str | int] = {"location": "message", "role": "system"}
+CACHE_PROMPT: dict[str, str | int] = {"location": "message", "index": 1}
 
 
 @dataclass
@@ -84,10 +85,28 @@ class ModelGateway(Protocol):
                        deadline: float | None = None) -> Completion: ...
 
 
-_litellm: Any = None
+class _Request(TypedDict, total=False):
+    """The keywords of one ``litellm.acompletion`` call, as :meth:`Gateway.complete` builds them."""
+
+    model: str
+    messages: list[dict[str, str]]
+    timeout: float
+    num_retries: int
+    max_retries: int
+    api_base: str
+    api_key: str
+    temperature: float
+    drop_params: bool
+    max_tokens: int
+    cache_control_injection_points: list[dict[str, str | int]]
 
 
-def import_litellm() -> Any:
+# litellm is imported lazily (seconds), so it is held as a module: what it hands back (responses, stream
+# chunks, usage) is untyped to mypy and read here with getattr, checked as it is read (an edge, like JSON).
+_litellm: ModuleType | None = None
+
+
+def import_litellm() -> ModuleType:
     """Import litellm with its network look-ups switched off (it is slow: call it off the hot path)."""
     global _litellm
     if _litellm is None:
@@ -101,7 +120,7 @@ def import_litellm() -> Any:
     return _litellm
 
 
-def price_unknown_at_zero(litellm: Any, model: str) -> bool:
+def price_unknown_at_zero(litellm: ModuleType, model: str) -> bool:
     """Enter a model litellm has no price for (a local server, a fine-tune) at zero cost, once.
 
     Troupe counts such calls as free anyway; without an entry litellm searches its whole price
@@ -118,7 +137,7 @@ def price_unknown_at_zero(litellm: Any, model: str) -> bool:
         return True
 
 
-def cache_points(litellm: Any, model: str, messages: list[dict[str, str]]) -> list[dict[str, Any]] | None:
+def cache_points(litellm: ModuleType, model: str, messages: list[dict[str, str]]) -> list[dict[str, str | int]] | None:
     """The prompt-cache breakpoints to ask litellm for with ``model`` for these messages, or None
     where the provider needs none or has no prompt cache."""
     if model.partition("/")[0] not in _MARKED_CACHE_PROVIDERS:
@@ -131,7 +150,7 @@ def cache_points(litellm: Any, model: str, messages: list[dict[str, str]]) -> li
     return [dict(CACHE_SYSTEM)] + ([dict(CACHE_PROMPT)] if len(messages) > 2 else [])
 
 
-def usage_of(u: Any) -> Usage:
+def usage_of(u: object) -> Usage:  # a litellm usage object (or None), read with getattr
     """Tokens from a litellm usage object, with the prompt tokens read from the provider's cache
     (OpenAI's ``prompt_tokens_details.cached_tokens``, Anthropic's ``cache_read_input_tokens``)."""
     details = getattr(u, "prompt_tokens_details", None)
@@ -213,10 +232,10 @@ class Gateway:
         name = self.model_for(role, model)
         if budget is not None:
             budget.check()
-        litellm = _litellm or await asyncio.to_thread(import_litellm)
+        litellm = _litellm if _litellm is not None else await asyncio.to_thread(import_litellm)
         if name not in self._priced:
             self._priced[name] = not price_unknown_at_zero(litellm, name)
-        kwargs: dict[str, Any] = {
+        kwargs: _Request = {
             "model": name,
             "messages": messages,
             "timeout": timeout or self.settings.timeout,
@@ -284,7 +303,7 @@ class Gateway:
         return Completion(text=text, model=name, usage=usage, finish_reason=finish,
                           seconds=time.monotonic() - started, attempts=attempts)
 
-    async def _call(self, litellm: Any, kwargs: dict[str, Any], stream: bool, on_delta: DeltaSink | None,
+    async def _call(self, litellm: ModuleType, kwargs: _Request, stream: bool, on_delta: DeltaSink | None,
                     stop_on_repetition: bool, deadline: float | None) -> tuple[str, str | None, Usage]:
         if not stream:
             response = await litellm.acompletion(**kwargs)
@@ -344,7 +363,7 @@ class Gateway:
         return text, finish, usage
 
     @staticmethod
-    def _estimate(litellm: Any, kwargs: dict[str, Any], text: str) -> Usage:
+    def _estimate(litellm: ModuleType, kwargs: _Request, text: str) -> Usage:
         """Token counts when the provider sent none (bundled tokenizer, offline)."""
         try:
             prompt = litellm.token_counter(model=kwargs["model"], messages=kwargs["messages"])
@@ -355,7 +374,7 @@ class Gateway:
         return Usage(int(prompt), int(completion))
 
     @staticmethod
-    def _price(litellm: Any, model: str, usage: Usage) -> float:
+    def _price(litellm: ModuleType, model: str, usage: Usage) -> float:
         """Dollars for this call from litellm's bundled price list (cached prompt tokens at the cached
         rate); 0 for local or unpriced models."""
         try:
@@ -368,7 +387,7 @@ class Gateway:
             return 0.0
 
     @staticmethod
-    def _classify(litellm: Any, exc: BaseException) -> tuple[bool, str]:
+    def _classify(litellm: ModuleType, exc: BaseException) -> tuple[bool, str]:
         """(retryable, a short reason a person can read)."""
         reason = redact(f"{type(exc).__name__}: {exc}")[:300]
         if isinstance(exc, LLMBadResponse | asyncio.TimeoutError):
@@ -398,7 +417,7 @@ class Gateway:
         return Backoff(self.settings.backoff_base, self.settings.backoff_max, spread=0.5).delay(attempt - 1)
 
 
-async def _close(stream: Any) -> None:
+async def _close(stream: object) -> None:  # a litellm stream
     """Close a stream we stop reading, so the server stops generating (llama.cpp notices the hang-up)."""
     close = getattr(stream, "aclose", None)
     try:

@@ -32,10 +32,10 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from daemon import paths
 from daemon.config import ModelSettings, Secret
+from daemon.json_types import JsonDict, JsonObject
 from daemon.llm.local_files import (
     LocalModelError,
     ensure_model,
@@ -125,7 +125,7 @@ def speed_file(model: Path) -> Path:
     return model.with_suffix(".speed.json")
 
 
-def last_speed(model: Path) -> dict[str, Any] | None:  # Any: JSON this module wrote (measure)
+def last_speed(model: Path) -> JsonObject | None:  # JSON this module wrote (measure), read back
     """What the last server start on ``model`` measured (runtime, threads, tokens/s, load), if any."""
     try:
         speed = json.loads(speed_file(model).read_text())
@@ -204,7 +204,7 @@ class LocalModelServer:
             await asyncio.sleep(0.25)
         raise LocalModelError(f"the local model server did not answer within {timeout:.0f}s; log: {self.log_file}")
 
-    async def _request(self, method: str, path: str, body: dict[str, Any] | None = None,
+    async def _request(self, method: str, path: str, body: JsonDict | None = None,
                        timeout: float = 5) -> tuple[int, bytes]:
         reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
         try:
@@ -231,7 +231,7 @@ class LocalModelServer:
                       timeout: float = 120) -> dict[str, float]:
         """llama.cpp's timings of one greedy completion: ``predicted_per_second``, ``prompt_per_second``,
         ``cache_n`` (prompt tokens reused), and with a draft model ``draft_n`` / ``draft_n_accepted``."""
-        body = {"model": self.spec.name, "max_tokens": max_tokens, "temperature": 0, "messages": messages}
+        body: JsonDict = {"model": self.spec.name, "max_tokens": max_tokens, "temperature": 0, "messages": messages}
         status, payload = await self._request("POST", "/v1/chat/completions", body, timeout=timeout)
         if status != 200:
             raise ValueError(f"the local model server answered {status}: {payload[:200]!r}")

@@ -20,7 +20,10 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from daemon.json_types import JsonObject
 
 SETTINGS_ENV = "TROUPE_LOCAL_SERVER"
 PR_SET_PDEATHSIG = 1
@@ -44,7 +47,7 @@ def die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def serve(settings: dict[str, Any]) -> object:  # Any: JSON the daemon passed in SETTINGS_ENV
+def serve(settings: JsonObject) -> object:  # JSON the daemon passed in SETTINGS_ENV
     import xllamacpp
 
     params = xllamacpp.CommonParams()
