@@ -44,9 +44,9 @@ from daemon.redact import redact
 from storage.errors import StaleReview
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
-    from storage import AsyncStore, Finding, Job, JobEvent
+    from storage import AsyncStore, Finding, Job, JobEvent, Store
 
 log = logging.getLogger("troupe.jobs")
 
@@ -210,13 +210,20 @@ class JobManager:
 
     # ---------------------------------------------------------------- events
 
-    async def record_event(self, job_id: str, workspace_id: int | None, event: Event) -> int:
+    async def record_event(self, job_id: str, workspace_id: int | None, event: Event,
+                           *, with_it: Callable[[Store], object] | None = None) -> int:
         """Store and publish one event with the job's progress after it; data that does not fit its
-        kind's record (daemon.payloads) is a bug of the code that emitted it: PayloadError."""
+        kind's record (daemon.payloads) is a bug of the code that emitted it: PayloadError.
+        ``with_it`` is a change to the store made in the event's transaction (a job's final state)."""
         data = clipped(_redacted(wire(event.data)))
         before = self._progress.get(job_id) or fold(await self.store.events_after(job_id, 0))
         progress = advance(before, str(event.kind), data, phase=event.phase, role=event.role)
-        seq = await self.store.append_event(job_id, str(event.kind), data, phase=event.phase, role=event.role)
+
+        def append(store: Store) -> int:
+            if with_it is not None:
+                with_it(store)
+            return store.append_event(job_id, str(event.kind), data, phase=event.phase, role=event.role)
+        seq = await self.store.run(append)
         self._progress.pop(job_id, None)
         self._progress[job_id] = progress  # the newest last; the oldest go (JobInfo then reads the job's row)
         while len(self._progress) > KEPT_PROGRESS:
@@ -230,12 +237,16 @@ class JobManager:
 
     async def _finish(self, job_id: str, workspace_id: int | None, state: str, *, error: str | None = None,
                       result: JsonDict | None = None) -> None:
+        """The job's final state and its ``job_state`` event, in one transaction: whoever reads the job
+        as ended finds the event too (a stream that sees the job ended sends what is stored and stops)."""
         shown = redact(error) if error else None
-        if result is None:
-            await self.store.set_job_state(job_id, state, error=shown)
-        else:
-            await self.store.set_job_state(job_id, state, error=shown, result=clipped(_redacted(result)))
-        await self.record_event(job_id, workspace_id, Event(JobStateData(state=state, error=shown)))
+        kept = None if result is None else clipped(_redacted(result))
+
+        def end(store: Store) -> object:
+            if kept is None:
+                return store.set_job_state(job_id, state, error=shown)
+            return store.set_job_state(job_id, state, error=shown, result=kept)
+        await self.record_event(job_id, workspace_id, Event(JobStateData(state=state, error=shown)), with_it=end)
 
     # ---------------------------------------------------------------- running
 
