@@ -115,10 +115,10 @@ async def load_and_speed(model: Path, name: str, threads: int | None, runs: int,
           f"peak RSS {runs_text(rss, ' MB')}  [{load()}]", flush=True)
 
 
-def cached_shares(events: list[StreamEvent]) -> list[tuple[int, int]]:
-    """(prompt tokens, of them cached) of each model call of a job, in order."""
-    calls = [e.payload for e in events if e.kind == "usage"]
-    return [(u.prompt_tokens, u.cached_prompt_tokens) for u in calls if isinstance(u, UsageData)]
+def cached_shares(events: list[StreamEvent]) -> list[tuple[str, int, int]]:
+    """(phase, prompt tokens, of them cached) of each model call of a job, in order."""
+    calls = [(e.phase or "?", e.payload) for e in events if e.kind == "usage"]
+    return [(phase, u.prompt_tokens, u.cached_prompt_tokens) for phase, u in calls if isinstance(u, UsageData)]
 
 
 async def jobs(home: Path, name: str, runs: int, draft: bool) -> None:
@@ -150,14 +150,21 @@ async def jobs(home: Path, name: str, runs: int, draft: bool) -> None:
                     tokens.append(job.usage.total_tokens)
                     assert job.state == "succeeded", job.error
                     shares = cached_shares((await client.event_list(job.id)).events)
-                    calls.append(" ".join(f"{cached}/{prompt}" for prompt, cached in shares))
-                    for prompt, cached in shares[1:]:  # the second and later calls: the chain's shared prefix
+                    calls.append(" ".join(f"{phase} {cached}/{prompt}" for phase, prompt, cached in shares))
+                    for _, prompt, cached in shares[1:]:  # the second and later calls: the chain's shared prefix
                         later[0] += prompt
                         later[1] += cached
-                cache = f"; cached/prompt tokens per call: {' | '.join(calls)}; second and later calls " \
-                        f"{100 * later[1] / later[0]:.0f}% cached" if later[0] else ""
+                cache = f"; cached/prompt tokens per call: {' | '.join(calls)}" + (
+                    f"; second and later calls {100 * later[1] / later[0]:.0f}% cached" if later[0] else "")
                 print(f"  {kind:<6} job wall {runs_text(times, ' s')}, {statistics.median(tokens):.0f} tokens"
                       f"{cache}  [{load()}]", flush=True)
+                if kind == "review":  # the last file again: what llama.cpp's prompt cache (slot and RAM) serves
+                    started = time.perf_counter()
+                    job = await wait_for(client, (await client.submit(request)).id, timeout=900)
+                    shares = cached_shares((await client.event_list(job.id)).events)
+                    print(f"  review of the unchanged file again: wall {time.perf_counter() - started:.1f} s; "
+                          + " ".join(f"{phase} {cached}/{prompt}" for phase, prompt, cached in shares)
+                          + f"  [{load()}]", flush=True)
     finally:
         daemon.stop()
 
@@ -166,7 +173,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, help="a TROUPE_HOME whose models are assembled (default: the user's)")
     parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--threads", default="auto,1,2", help="thread settings for the speed runs")
+    parser.add_argument("--threads", default="auto,1,2", help="thread settings for the speed runs ('': none)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--busy", choices=("both", "idle", "busy"), default="both")
     parser.add_argument("--draft", choices=("both", "on", "off"), default="both",
@@ -191,7 +198,7 @@ def main() -> None:
         for busy in {"both": (False, True), "idle": (False,), "busy": (True,)}[args.busy]:
             with busy_core(busy):
                 print(f" {'one core kept busy' if busy else 'no added load'} [{load()}]", flush=True)
-                for threads in args.threads.split(","):
+                for threads in filter(None, args.threads.split(",")):
                     for with_draft in drafts:
                         asyncio.run(load_and_speed(model, name, None if threads == "auto" else int(threads),
                                                    args.runs, with_draft))

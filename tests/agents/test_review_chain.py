@@ -60,7 +60,10 @@ async def test_review_findings_carry_correct_lines(fake_llm, make_runner, record
     assert "   5|     return a / b" in prompt
     assert "F401 ×1 in calc.py (line 1)" in prompt  # a short summary of the lint, not its whole list
     assert len(fake_llm.requests) == 2  # the reviewer, then the tester asked to reproduce the suggestion with a fix
-    assert fake_llm.requests[1].last_user.startswith("A reviewer suspects these bugs:")
+    reproduce = fake_llm.requests[1].last_user  # the code (the same for the file) first, what this review found last
+    assert reproduce.startswith("The code:\ncalc.py:\n```python\nimport os\n")
+    code_ends = reproduce.index("    return sum(values) / len(values)\n```")
+    assert code_ends < reproduce.index("A reviewer suspects these bugs:\n1. calc.py line 5")
     assert snapshot_tree(repo) == before
 
 
