@@ -35,8 +35,9 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
+from daemon.json_types import Json, JsonObject
 from daemon.paths import database_path, user_config_path
 
 
@@ -96,7 +97,7 @@ class Settings:
     sources: list[str] = field(default_factory=list)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path) -> JsonObject:  # TOML, checked key by key by _apply
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
@@ -106,7 +107,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
 
 
-def repo_config(root: Path) -> tuple[dict[str, Any], str | None]:
+def repo_config(root: Path) -> tuple[JsonObject, str | None]:
     """The repository's Troupe table and the file it came from (``None`` when there is none)."""
     dotfile = root / ".troupe.toml"
     if dotfile.is_file():
@@ -119,14 +120,14 @@ def repo_config(root: Path) -> tuple[dict[str, Any], str | None]:
     return {}, None
 
 
-def _expect(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+def _expect(value: Json, kind: type | tuple[type, ...], where: str) -> Json:  # value, checked to be a kind
     if not isinstance(value, kind) or (kind in (int, float) and isinstance(value, bool)):
         names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
         raise ConfigError(f"{where}: expected {names}, got {value!r}")
     return value
 
 
-def _apply(settings: Settings, data: dict[str, Any], source: str) -> None:
+def _apply(settings: Settings, data: JsonObject, source: str) -> None:
     model = data.get("model", {})
     if isinstance(model, str):
         model = {"default": model}
@@ -166,7 +167,10 @@ def _apply(settings: Settings, data: dict[str, Any], source: str) -> None:
     settings.sources.append(source)
 
 
-def _env_number(name: str, kind: type) -> Any:
+Number = TypeVar("Number", int, float)
+
+
+def _env_number(name: str, kind: type[Number]) -> Number | None:
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return None
@@ -242,7 +246,7 @@ def store_target() -> Secret | Path:
 OVERRIDE_KEYS = ("model", "review_on_save", "test_on_save")
 
 
-def with_overrides(settings: Settings, overrides: dict[str, Any] | None) -> Settings:
+def with_overrides(settings: Settings, overrides: JsonObject | None) -> Settings:  # an editor's, checked here
     """``settings`` (from :func:`load_settings`) with a workspace's editor overrides on top.
 
     ``overrides`` is what the daemon keeps for the workspace: ``{"model": str, "review_on_save":

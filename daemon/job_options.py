@@ -10,8 +10,9 @@ record and the table (``python -m daemon.api.typescript``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
+from daemon.json_types import JsonObject
 from daemon.schema import Message, ProtocolError
 from daemon.teams.config import TeamsConfigError, parse_options
 
@@ -41,7 +42,7 @@ class JobOptions(Message):
     agents: int | None = None  # MacNet: agents in the network
     orchestrator: str | None = None  # the puppeteer: who picks the next loop
     merge: str | None = None  # Croto: when the teams' solutions are merged
-    script: dict[str, Any] | None = None  # a scripted executor's script (tests); the engine ignores it
+    script: JsonObject | None = None  # a scripted executor's script (tests); the engine ignores it
     _max_lengths: ClassVar[dict[str, int]] = {"diff": 2_000_000, "test_command": 4_096}
 
     def validate(self) -> None:
@@ -70,13 +71,13 @@ class JobOptions(Message):
         return {name: getattr(self, name) for name in TEAM_OPTIONS if getattr(self, name) is not None}
 
 
-def stored_options(request: dict[str, Any]) -> JobOptions:
+def stored_options(request: JsonObject) -> JobOptions:
     """The options of a stored request (a job's ``request``): what SubmitJob.from_json checked."""
     given = request.get("options")
     return JobOptions.from_json(given if isinstance(given, dict) else {}, where="the job's options")
 
 
-def stored_options_or_none(request: dict[str, Any]) -> JobOptions | None:
+def stored_options_or_none(request: JsonObject) -> JobOptions | None:
     """:func:`stored_options`, or None for a request that is not this daemon's (nothing to read in it)."""
     try:
         return stored_options(request)

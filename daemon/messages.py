@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import msgspec
 
@@ -22,6 +22,7 @@ from daemon.events import EventKind
 from daemon.job_options import COMPLETE_MAX_TOKENS as COMPLETE_MAX_TOKENS
 from daemon.job_options import COMPLETE_MAX_TOKENS_LIMIT as COMPLETE_MAX_TOKENS_LIMIT
 from daemon.job_options import JobOptions as JobOptions
+from daemon.json_types import Json, JsonDict, JsonObject
 from daemon.payloads import CONNECTION_EVENT as CONNECTION_EVENT
 from daemon.payloads import WATCH_EVENT as WATCH_EVENT
 from daemon.payloads import FindingData, JobProgress, JobResult, Payload, PayloadError, job_result, payload, wire
@@ -116,7 +117,7 @@ class WorkspaceSettings(Message):
         if self.model is not None and any(c.isspace() for c in self.model):
             raise ProtocolError(f"model {self.model!r} is not a litellm model string (it has spaces)")
 
-    def overrides(self) -> dict[str, Any]:
+    def overrides(self) -> JsonDict:
         """The overrides as the store keeps them: only those that are set."""
         return {k: v for k, v in self.to_json().items() if v is not None}
 
@@ -264,8 +265,8 @@ class JobInfo(Message):
     state: JobState
     priority: int
     workspace: str | None = None
-    request: dict[str, Any] = field(default_factory=dict)
-    result: dict[str, Any] | None = None
+    request: JsonObject = field(default_factory=dict)  # the SubmitJob as stored: read it as .submitted
+    result: JsonObject | None = None  # the job's stored result: read it as .outcome
     error: str | None = None
     created_at: float | None = None
     started_at: float | None = None
@@ -306,7 +307,7 @@ class StreamEvent(Message):
     is the job's progress after this event, computed by the daemon (None on the watcher's events)."""
 
     kind: str
-    data: dict[str, Any] = field(default_factory=dict)
+    data: JsonObject = field(default_factory=dict)  # kind's payload record as JSON: read it as .payload
     job_id: str | None = None
     seq: int | None = None
     phase: str | None = None
@@ -350,7 +351,7 @@ class ChangeInfo(Message):
     state: ChangeState
     diff: str
     files: list[str] = field(default_factory=list)
-    edits: Any = None
+    edits: Json = None  # the change's structured edits as the engine made them (ProposedDiff.to_dict)
     base_hashes: dict[str, str] = field(default_factory=dict)
     workspace: str | None = None
     tests_failed: str | None = None  # the change's own tests failed: offer it with that warning, not a plain Apply
@@ -437,7 +438,7 @@ class Health(Message):
     home: str
     executor: str
     jobs: dict[str, int] = field(default_factory=dict)
-    watch: dict[str, Any] = field(default_factory=dict)
+    watch: JsonObject = field(default_factory=dict)  # the watchers' status (daemon.watch.registry.WatchStatus)
     stopping: bool = False
     tcp_port: int | None = None  # the loopback TCP listener (run viewer); None: off
 

@@ -17,10 +17,11 @@ whole (a finding, a watcher notice, a connection change).
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import msgspec
 
+from daemon.json_types import Json, JsonDict, JsonObject
 from daemon.workspace.reports import TestReport
 
 HUMAN = "human"
@@ -224,10 +225,10 @@ class LogData(Payload, frozen=True):
     learning: int | None = None  # a finding not reported again: the learning (a person's) that matched
     finish_reason: str | None = None  # a reply cut short: why ("length", …), and the cap it hit
     max_tokens: int | None = None
-    finding: dict[str, Any] | None = None  # a finding dropped as invalid: the model's raw JSON object
+    finding: JsonObject | None = None  # a finding dropped as invalid: the model's raw JSON object
     orchestrator: OrchestratorStep | None = None
     network: NetworkLayer | None = None
-    pool: dict[str, Any] | None = None  # a Croto pool round's report (daemon.teams.pool), free-form
+    pool: JsonObject | None = None  # a Croto pool round's report (daemon.teams.pool.Note), free-form
 
     @property
     def notable(self) -> bool:
@@ -266,7 +267,7 @@ class PayloadError(ValueError):
     """Data that does not fit its kind's record; the message names the field."""
 
 
-def payload(kind: str, data: Any) -> Payload:
+def payload(kind: str, data: Json) -> Payload:
     """``data`` as ``kind``'s record; :class:`PayloadError` when a field has the wrong type or is not
     one the record declares."""
     record = PAYLOADS.get(str(kind))
@@ -282,9 +283,9 @@ def payload(kind: str, data: Any) -> Payload:
         raise PayloadError(f"{kind} event data: {_where(exc)}") from None
 
 
-def wire(record: Payload) -> dict[str, Any]:
+def wire(record: Payload) -> JsonDict:
     """``record`` as JSON-ready event data (its defaults left out)."""
-    data: dict[str, Any] = msgspec.to_builtins(record, enc_hook=_plain)
+    data: JsonDict = msgspec.to_builtins(record, enc_hook=_plain)
     return data
 
 
@@ -350,7 +351,7 @@ class JobResult(msgspec.Struct, kw_only=True, frozen=True):
         return self.conclusions.get("plan")
 
 
-def job_result(data: Any) -> JobResult:
+def job_result(data: Json) -> JobResult:
     """A job's stored result as its record; :class:`PayloadError` when a field has the wrong type."""
     try:
         return msgspec.convert(data or {}, JobResult, strict=True)

@@ -8,9 +8,11 @@ from __future__ import annotations
 import dataclasses
 import re
 import typing
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 import msgspec
+
+from daemon.json_types import Json, JsonDict
 
 
 class ProtocolError(ValueError):
@@ -27,11 +29,11 @@ MAX_DEPTH = 32  # no request of the protocol nests deeper; deeper ones only cost
 TOO_DEEP = f"the request body nests lists or objects more than {MAX_DEPTH} levels deep; send flatter JSON"
 
 
-def plain_json(data: Any) -> None:
+def plain_json(data: Json) -> None:
     """Refuse, before any handler walks it, JSON that is not plain text data: nested more than
     MAX_DEPTH levels, or holding a lone surrogate (``"\\ud800"``: valid JSON, not valid Unicode; no
     model, file or store can take it). Iterative, so depth itself cannot overflow the stack."""
-    stack: list[tuple[Any, str, int]] = [(data, "body", 0)]
+    stack: list[tuple[Json, str, int]] = [(data, "body", 0)]
     while stack:
         value, where, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -55,31 +57,31 @@ def check_text(text: str, where: str) -> None:
                             f"{exc.start}), which is not valid Unicode; send UTF-8 text") from None
 
 
-_HINTS: dict[type, dict[str, Any]] = {}
+_HINTS: dict[type, dict[str, object]] = {}  # a type hint is an object: a class, a union, a Literal…
 
 
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: type) -> dict[str, object]:
     """The resolved field types of ``cls`` (cached: protocol types never change)."""
     if cls not in _HINTS:
         _HINTS[cls] = typing.get_type_hints(cls)
     return _HINTS[cls]
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: Json) -> str:
     if value is None:
         return "null"
     return {bool: "a boolean", int: "a number", float: "a number", str: f"the string {str(value)[:40]!r}",
             list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
-def _messages_in(tp: Any) -> list[type[Message]]:
+def _messages_in(tp: object) -> list[type[Message]]:
     """The protocol types a type hint can hold (``X``, ``X | None``, ``list[X]``, ``dict[str, X]``)."""
     if isinstance(tp, type) and issubclass(tp, Message):
         return [tp]
     return [m for arg in typing.get_args(tp) for m in _messages_in(arg)]
 
 
-def _refuse_unknown(cls: type[Message], data: Any, where: str) -> None:
+def _refuse_unknown(cls: type[Message], data: Json, where: str) -> None:
     """msgspec ignores unknown fields of dataclasses; the protocol refuses them, naming the known ones."""
     if not isinstance(data, dict):
         return
@@ -98,7 +100,7 @@ def _refuse_unknown(cls: type[Message], data: Any, where: str) -> None:
                 _refuse_unknown(inner, value, f"{where}.{name}")
 
 
-def _checked(obj: Any, where: str) -> None:
+def _checked(obj: object, where: str) -> None:
     """Length limits and cross-field rules of ``obj`` and the protocol values inside it."""
     if isinstance(obj, list):
         for i, item in enumerate(obj):
@@ -127,12 +129,13 @@ def convert_error(exc: msgspec.ValidationError, cls: type, where: str) -> Protoc
     return ProtocolError(f"{where}{path}: {message}")
 
 
-def _literal_at(cls: Any, path: str) -> tuple[Any, ...]:
+def _literal_at(cls: type, path: str) -> tuple[object, ...]:
     """The allowed values of the Literal field at ``path`` (``.settings.model``, ``.files[0]``), if any."""
-    tp: Any = cls
+    tp: object = cls
     for name in re.findall(r"\.(\w+)", path):
-        candidates = [t for t in _messages_in(tp)] or [tp]
-        hints: dict[str, Any] = _hints(candidates[0]) if dataclasses.is_dataclass(candidates[0]) else {}
+        candidates: list[object] = [t for t in _messages_in(tp)] or [tp]
+        first = candidates[0]
+        hints: dict[str, object] = _hints(first) if isinstance(first, type) and dataclasses.is_dataclass(first) else {}
         if name not in hints:
             return ()
         tp = hints[name]
@@ -146,7 +149,7 @@ class Message:
     _max_lengths: ClassVar[dict[str, int]] = {}
 
     @classmethod
-    def from_json(cls: type[T], data: Any, *, where: str | None = None) -> T:
+    def from_json(cls: type[T], data: Json, *, where: str | None = None) -> T:
         where = where or cls.__name__
         if not isinstance(data, dict):
             raise ProtocolError(f"{where}: expected a JSON object, got {_json_type(data)}")
@@ -161,6 +164,6 @@ class Message:
     def validate(self) -> None:
         """Cross-field rules; raise :class:`ProtocolError`."""
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = msgspec.to_builtins(self)  # a dataclass: always a JSON object
+    def to_json(self) -> JsonDict:
+        data: JsonDict = msgspec.to_builtins(self)  # a dataclass: always a JSON object
         return data

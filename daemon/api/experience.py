@@ -6,7 +6,6 @@ Imported text is scrubbed of secrets before it is stored, like everything mining
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from aiohttp import web
 
@@ -22,6 +21,7 @@ from daemon.api.protocol_experience import (
 from daemon.api.routes import answer, daemon, id_param, int_query, read_body, workspace_for
 from daemon.api.state import DaemonState
 from daemon.experience.text import scrub
+from daemon.json_types import Json, JsonObject
 from storage import POOLS, Experience
 
 routes = web.RouteTableDef()
@@ -61,7 +61,7 @@ async def search(request: web.Request) -> web.Response:
     return answer(SearchResults(query=query, hits=hits[:limit]))
 
 
-def _event_text(data: dict[str, Any]) -> str:
+def _event_text(data: JsonObject) -> str:  # a stored event's data
     for key in ("text", "conclusion", "message", "summary", "answer"):
         value = data.get(key)
         if isinstance(value, str):
@@ -106,7 +106,7 @@ async def import_(request: web.Request) -> web.Response:
     return answer(ImportResult(added=added, skipped=skipped))
 
 
-def _scrubbed(row: Any) -> Any:  # Any: an imported dump's JSON, walked whatever its shape
+def _scrubbed(row: Json) -> Json:  # an imported dump's JSON, walked whatever its shape
     if isinstance(row, str):
         return scrub(row)
     if isinstance(row, dict):

@@ -46,8 +46,8 @@ the request is then the person that Slack user is mapped to (``daemon.api.team``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from daemon.json_types import JsonDict
 from daemon.messages import (
     ACTIVE_STATES,
     COMPLETE_MAX_TOKENS,
@@ -168,5 +168,5 @@ class ErrorBody(Message):
     message: str
 
 
-def error_json(code: str, message: str) -> dict[str, Any]:
+def error_json(code: str, message: str) -> JsonDict:
     return {"error": ErrorBody(code, message).to_json()}

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from daemon.api.protocol import Message
+from daemon.json_types import JsonObject
 
 
 @dataclass
@@ -28,7 +29,7 @@ class ExperienceInfo(Message):
     chain: str | None = None
     phase: str | None = None
     role: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
+    data: JsonObject = field(default_factory=dict)  # the experience's own, as the store keeps it
     created_at: float | None = None
     last_used_at: float | None = None
 
@@ -47,7 +48,7 @@ class ExperienceUpdate(Message):
 class ExperienceDump(Message):
     """Experiences as plain objects (one JSONL line each in ``troupe experience export``)."""
 
-    items: list[dict[str, Any]]
+    items: list[JsonObject]  # rows of storage's export_experience, checked by import_experience
     _max_lengths: ClassVar[dict[str, int]] = {"items": 200_000}
 
 
@@ -60,7 +61,7 @@ class ImportResult(Message):
 @dataclass
 class ExperienceStats(Message):
     total: int
-    pools: dict[str, Any] = field(default_factory=dict)  # pool -> {count, uses, pinned}
+    pools: JsonObject = field(default_factory=dict)  # pool -> {count, uses, pinned}
     retrievals: int = 0
     eliminations: int = 0  # refinement runs
     eliminated: int = 0    # experiences they removed

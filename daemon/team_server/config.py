@@ -35,9 +35,9 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from daemon.config import ConfigError
+from daemon.json_types import Json, JsonObject
 
 TEAM_ROOT = "/team"
 """A team workspace's root in the store is ``/team/<name>``: a name, not a folder on the API node
@@ -96,7 +96,8 @@ class TeamConfig:
         return [ws for ws in self.workspaces.values() if bare(ws.remote) == bare(remote)]
 
 
-def _get(data: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str, default: Any) -> Any:
+def _get(data: JsonObject, key: str, kind: type | tuple[type, ...], where: str, default: object) -> Json:
+    """``data[key]`` (else ``default``) of ``kind`` (checked at run time, so Json to mypy), from the TOML file."""
     value = data.get(key, default)
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
         raise ConfigError(f"{where}.{key} must be {getattr(kind, '__name__', kind)}, got {value!r}")
@@ -106,7 +107,7 @@ def _get(data: dict[str, Any], key: str, kind: type | tuple[type, ...], where: s
 def load_team_config(path: str | os.PathLike[str] | None = None) -> TeamConfig:
     """The file named by ``path`` or ``TROUPE_TEAM_CONFIG``; the store URL may come from the environment alone."""
     raw_path = path or os.environ.get("TROUPE_TEAM_CONFIG")
-    data: dict[str, Any] = {}
+    data: JsonObject = {}
     source = "(no file)"
     if raw_path:
         source = str(raw_path)

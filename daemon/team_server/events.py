@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import psycopg
 
@@ -27,6 +27,7 @@ from daemon.retry import RECONNECT
 from storage.errors import StoreError
 
 if TYPE_CHECKING:
+    from daemon.payloads import JobProgress
     from storage import AsyncStore
 
 log = logging.getLogger("troupe.team.events")
@@ -95,7 +96,7 @@ class EventRelay:
     def __init__(self, url: str, store: AsyncStore, hub: NotifyingHub) -> None:
         self._url, self._store, self._hub = url, store, hub
         self._relayed: dict[str, int] = {}  # job -> the last seq published here
-        self._progress: dict[str, Any] = {}
+        self._progress: dict[str, JobProgress] = {}
         self._roots: dict[int, str | None] = {}
         self._task: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()

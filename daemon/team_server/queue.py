@@ -154,7 +154,7 @@ class TeamQueue:
         return requeued
 
     async def run_worker(self, *, concurrency: int, name: str, heartbeat: float, stalled_after: float,
-                         **options: Any) -> None:
+                         **options: Any) -> None:  # Any: procrastinate's other WorkerOptions, passed on
         """Work until stopped (SIGINT/SIGTERM: running jobs finish first)."""
         await self.app.run_worker_async(concurrency=concurrency, name=name, wait=True,
                                         update_heartbeat_interval=heartbeat,
