@@ -6,8 +6,13 @@ spells a bare ``Any``:
 
 - :data:`Json` and :data:`JsonObject`: JSON *read from outside* before anything checked it (a
   stored job's request, result or checkpoint, a model's reply, a TOML or JSON file, ruff's
-  output). ``Any`` on purpose: the code that reads it narrows it (``isinstance``,
-  ``msgspec.convert``, ``from_json``) where it reads it, and that is where a wrong shape is refused.
+  output, a protocol type's free-form field as its receiver gets it). ``Any`` on purpose: the code
+  that reads it narrows it (``isinstance``, ``msgspec.convert``, ``from_json``, ``.get`` with a
+  default) where it reads it, and that is where a wrong shape is refused. A few free-form records
+  the daemon writes and reads back itself are JsonObject too, each named and commented where it is
+  declared (``agents.job.Checkpoint``, ``teams.pool.Note``, ``teams.policy.PolicyParams``,
+  ``eval.suite.ItemResult.detail``); the alias is ``Any`` itself, so msgspec and the TypeScript
+  generator see a protocol field typed with it exactly as before.
 - :data:`JsonValue` and :data:`JsonDict`: JSON the daemon *writes* (reports, SARIF, checkpoints,
   summaries). A real type: mypy checks that only JSON goes in. Read back, such JSON is outside
   JSON again (a :data:`JsonObject`).
