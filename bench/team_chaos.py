@@ -3,7 +3,8 @@
     .venv/bin/python bench/team_chaos.py [--outage 10] [--kill-every 10] [--kill-for 180]
                                          [--sse 200] [--people 50] [--jobs-each 4]
 
-Faults (one cluster, jobs from the API client, the ``troupe`` command and the Slack bot):
+Faults (one cluster, jobs from the API client, the ``troupe`` command, the language server and the
+Slack bot):
 - PostgreSQL stopped for ``--outage`` s mid-run and started again;
 - one worker SIGKILLed every ``--kill-every`` s for ``--kill-for`` s, started again each time;
 - one API node SIGKILLed mid-run, the clients given both nodes' addresses.
@@ -41,6 +42,7 @@ from daemon.api.protocol import SubmitJob  # noqa: E402
 from daemon.client import DaemonClient, DaemonError  # noqa: E402
 from storage import Store  # noqa: E402
 from tests.fixtures.postgres import PostgresServer  # noqa: E402
+from tests.lsp.conftest import until, uri_of  # noqa: E402
 from tests.team_server import adapters  # noqa: E402
 from tests.team_server.chaos import (  # noqa: E402
     SHOP,
@@ -99,12 +101,20 @@ async def faults(cluster: TeamCluster, pg: PostgresServer, args: argparse.Namesp
                                                ))).id for i in range(20)]
         cli = await adapters.troupe(cluster, cluster.urls[1], ada, "ask", "-w", SHOP,
                                     "scripted(phases=4,sleep=1) [cli]")
-        async with adapters.slack_bot(folder, cluster.urls[0], cluster.tokens["slack-bot"]) as slack:
+        clone = folder / "shop"  # ada's clone of the workspace's remote, open in her editor
+        subprocess.run(["git", "clone", "-q", str(cluster.remote), str(clone)], check=True)
+        async with (adapters.slack_bot(folder, cluster.urls[0], cluster.tokens["slack-bot"]) as slack,
+                    adapters.editor(folder / "lsp", clone, cluster.urls[1], ada) as editor):
             mentions = [await slack.mention(f"scripted(phases=4,sleep=1) [slack-{i}]", channel="CSHOP")
                         for i in range(5)]
+            await editor.registered(Path(SHOP))  # the language server mapped the clone to /team/shop
+            app = clone / "app.py"
+            editor.open(app, app.read_text())
+            asked = [await editor.command("troupe.ask", {"prompt": f"scripted(phases=4,sleep=1) [editor-{i}]",
+                                                         "file": uri_of(app)}) for i in range(5)]
 
             async def submitted() -> bool:
-                return len(await client.jobs(workspace=SHOP, limit=500)) >= 26
+                return len(await client.jobs(workspace=SHOP, limit=500)) >= 31
             await wait_for(submitted, "the adapters' jobs", 60)
             jobs = [j.id for j in await client.jobs(workspace=SHOP, limit=500)]
             stop_postgres(pg)
@@ -130,11 +140,14 @@ async def faults(cluster: TeamCluster, pg: PostgresServer, args: argparse.Namesp
             await cli.communicate()
             for ts, _ in mentions:
                 await slack.finished(ts, 60)
+            editors = {str(answer["jobId"]) for answer in asked}
+            await until(lambda: editors <= {n.job.id for n in editor.notifications("troupe/jobFinished")}, 60,
+                        "the editor's jobs to finish in the editor")
         statuses = sorted({s for s, _ in probe.answers})
         row(f"PostgreSQL stopped {args.outage:g} s", await tally(client, jobs, recorders), recover,
             f"; API during the outage: {len(probe.answers)} calls, statuses {statuses}, slowest "
             f"{max(t for _, t in probe.answers):.2f} s; the API answered again {api_back:.1f} s after the "
-            f"restart; CLI exit {cli.returncode}")
+            f"restart; CLI exit {cli.returncode}; the editor's 5 and Slack's 5 shown ended")
 
         # a worker SIGKILLed in a loop
         jobs = [(await client.submit(SubmitJob(kind="ask", workspace=SHOP, prompt=f"scripted(phases=3,sleep=2) k{i}"
