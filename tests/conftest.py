@@ -34,3 +34,12 @@ def fake_llm_env(fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
     for name, value in fake_llm.env().items():
         monkeypatch.setenv(name, value)
     return fake_llm
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The test files longest first (tests/file_durations.py says why and how they are measured); each
+    file's tests stay together and in their own order."""
+    from tests.file_durations import load, ordered
+
+    rank = {path: index for index, path in enumerate(ordered([item.nodeid.split("::")[0] for item in items], load()))}
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: a file's tests keep their order
