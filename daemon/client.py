@@ -25,7 +25,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -67,11 +67,14 @@ from daemon.api.protocol_experience import (
     ExperienceUpdate,
     ImportResult,
 )
+from daemon.json_types import Json, JsonDict, JsonObject
 from daemon.payloads import ConnectionData, JobStateData
 from daemon.retry import RECONNECT, retry_after
 
 log = logging.getLogger("troupe.client")
 M = TypeVar("M", bound=Message)
+Query = str | int | float | bool | None
+"""A query parameter's value (``None``: left out)."""
 _ACTING_FOR: contextvars.ContextVar[str | None] = contextvars.ContextVar("troupe_acting_for", default=None)
 
 
@@ -105,7 +108,7 @@ MAX_RETRY_AFTER = 30.0
 """The longest one 429 or 503 makes a client wait before asking again, whatever Retry-After says."""
 
 
-def _answer_error(resp: aiohttp.ClientResponse, payload: Any) -> DaemonError:
+def _answer_error(resp: aiohttp.ClientResponse, payload: Json) -> DaemonError:  # the daemon's JSON, unchecked
     error = (payload or {}).get("error", {}) if isinstance(payload, dict) else {}
     wait = retry_after(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
     return DaemonError(error.get("message", f"HTTP {resp.status}"), status=resp.status,
@@ -156,7 +159,7 @@ class DaemonClient:
     async def __aenter__(self) -> DaemonClient:
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def _reach(self, attempt: int, exc: BaseException, *, patient: bool = False) -> None:
@@ -184,8 +187,8 @@ class DaemonClient:
             return
         await RECONNECT.wait(attempt)
 
-    async def request(self, method: str, path: str, *, body: Message | dict[str, Any] | None = None,
-                      params: dict[str, Any] | None = None, timeout: float | None = None) -> dict[str, Any]:
+    async def request(self, method: str, path: str, *, body: Message | JsonDict | None = None,
+                      params: Mapping[str, Query] | None = None, timeout: float | None = None) -> JsonObject:
         """One API call; the decoded JSON answer. Requests that never reached the daemon are retried
         (after starting it, when allowed), GETs also after a lost connection; an error answer raises
         :class:`DaemonError`."""
@@ -211,7 +214,7 @@ class DaemonClient:
                         log.info("%s %s: %s; again in %.1f s", method, path, refused, refused.retry_after)
                         await asyncio.sleep(min(refused.retry_after, MAX_RETRY_AFTER))
                         continue
-                    answer: dict[str, Any] = payload  # the daemon's JSON answer: an object
+                    answer: JsonObject = payload  # the daemon's JSON answer: read by the record's from_json
                     return answer
             except (aiohttp.ClientConnectorError, FileNotFoundError) as exc:  # never reached the daemon
                 await self._reach(attempt, exc)
@@ -222,10 +225,10 @@ class DaemonClient:
                 await self._reach(attempt, exc)
         raise AssertionError("unreachable")
 
-    async def _get(self, cls: type[M], path: str, **params: Any) -> M:
+    async def _get(self, cls: type[M], path: str, **params: Query) -> M:
         return cls.from_json(await self.request("GET", path, params=params))
 
-    async def _post(self, cls: type[M], path: str, body: Message | dict[str, Any] | None = None) -> M:
+    async def _post(self, cls: type[M], path: str, body: Message | JsonDict | None = None) -> M:
         return cls.from_json(await self.request("POST", path, body=body or {}))
 
     # ---------------------------------------------------------------- the API
@@ -317,10 +320,10 @@ class DaemonClient:
     async def experience_stats(self) -> ExperienceStats:
         return await self._get(ExperienceStats, "/experience/stats")
 
-    async def export_experience(self, workspace: str | None = None) -> list[dict[str, Any]]:
+    async def export_experience(self, workspace: str | None = None) -> list[JsonObject]:
         return (await self._get(ExperienceDump, "/experience/export", workspace=workspace)).items
 
-    async def import_experience(self, items: list[dict[str, Any]]) -> ImportResult:
+    async def import_experience(self, items: list[JsonObject]) -> ImportResult:
         return await self._post(ImportResult, "/experience/import", ExperienceDump(items))
 
     async def viewer_link(self, job_id: str | None = None) -> ViewerLink:
@@ -396,13 +399,13 @@ class DaemonClient:
             else:  # the daemon closed the stream (it is stopping): reconnect, but never restart it
                 await asyncio.sleep(0.2)
 
-    async def _sse(self, path: str, last_id: str, **params: Any) -> AsyncIterator[tuple[str, StreamEvent]]:
+    async def _sse(self, path: str, last_id: str, **params: Query) -> AsyncIterator[tuple[str, StreamEvent]]:
         async with self._open_sse(path, last_id, **params) as resp:
             async for item in self._read_sse(resp):
                 yield item
 
     @contextlib.asynccontextmanager
-    async def _open_sse(self, path: str, last_id: str, **params: Any) -> AsyncIterator[aiohttp.ClientResponse]:
+    async def _open_sse(self, path: str, last_id: str, **params: Query) -> AsyncIterator[aiohttp.ClientResponse]:
         """The open stream, once the daemon has answered it; its error answer raises DaemonError."""
         headers = {"Accept": "text/event-stream", **({"Last-Event-ID": last_id} if last_id else {}),
                    **_acting_headers()}
@@ -491,15 +494,15 @@ class SyncClient:
         job = SyncClient().submit(SubmitJob(kind="review", workspace="/repo", files=["app.py"]))
     """
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, **options: Any) -> None:  # DaemonClient's keywords, passed on whole
         self._options = options
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # any DaemonClient call, looked up by name: its own types
         method = getattr(DaemonClient, name, None)
         if method is None or name.startswith("_") or name in ("events", "watch_events"):
             raise AttributeError(f"SyncClient has no call {name!r}")
 
-        def call(*args: Any, **kwargs: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:  # that call's own arguments and answer
             async def once() -> Any:
                 async with DaemonClient(**self._options) as client:
                     return await getattr(client, name)(*args, **kwargs)
