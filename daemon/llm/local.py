@@ -122,7 +122,12 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def choose_batch_threads(threads: int, model: Path | None = None, setting: int | None = None) -> tuple[int, str]:
+def _speed_key(batch_threads: int, drafted: bool) -> str:
+    return f"{batch_threads}+draft" if drafted else str(batch_threads)  # a draft model processes the prompt too
+
+
+def choose_batch_threads(threads: int, model: Path | None = None, setting: int | None = None, *,
+                         drafted: bool = False) -> tuple[int, str]:
     """Threads for prompt processing (a batch: compute, where generation is bound by memory) and why:
     ``setting`` (``TROUPE_LOCAL_BATCH_THREADS``) when given; else, when ``model``'s speed file holds
     prompt speeds measured with more than one count (each server adds its own when it stops, from the
@@ -139,8 +144,8 @@ def choose_batch_threads(threads: int, model: Path | None = None, setting: int |
     speed = last_speed(model) if model is not None else None
     measured = speed.get("prompt_per_s_by_batch_threads") if speed else None
     if isinstance(measured, dict):
-        known = {int(n): float(v) for n, v in measured.items()
-                 if str(n).isdigit() and isinstance(v, int | float) and 0 < int(n) <= _cores()}
+        known = {int(n): float(measured[_speed_key(int(n), drafted)]) for n in range(1, _cores() + 1)
+                 if isinstance(measured.get(_speed_key(n, drafted)), int | float)}
         if len(known) > 1:
             best = max(known, key=lambda n: known[n])
             figures = ", ".join(f"{n}: {known[n]:.1f}" for n in sorted(known))
@@ -178,7 +183,8 @@ class LocalModelServer:
         self.model, self.spec, self.context, self.max_restarts = model, spec, context, max_restarts
         self.draft = draft  # the draft model's file (speculative decoding), or None
         self.threads, self.threads_reason = choose_threads(threads)
-        self.batch_threads, self.batch_threads_reason = choose_batch_threads(self.threads, model, batch_threads)
+        self.batch_threads, self.batch_threads_reason = choose_batch_threads(self.threads, model, batch_threads,
+                                                                             drafted=draft is not None)
         self.log_file = log_file or paths.log_dir() / "local-model.log"
         self.key = "tk-" + secrets.token_urlsafe(24)  # never starts with "-"; other local users must not borrow it
         register_secret(self.key)
@@ -306,11 +312,11 @@ class LocalModelServer:
         return self.spec.draft if self.draft else None
 
     def _prompt_speeds(self) -> dict[str, float]:
-        """The speed file's prompt tokens/s by batch-thread count, where they were measured with this
-        runtime and draft setting (others do not compare: a draft model processes the prompt too)."""
+        """The speed file's prompt tokens/s by batch-thread count (``N``, ``N+draft``: with the draft),
+        where they were measured with this runtime (another's do not compare)."""
         old = last_speed(self.model) or {}
         table = old.get("prompt_per_s_by_batch_threads")
-        if (old.get("runtime"), old.get("draft")) != (self._runtime, self._draft_name) or not isinstance(table, dict):
+        if old.get("runtime") != self._runtime or not isinstance(table, dict):
             return {}
         return {str(n): float(v) for n, v in table.items() if isinstance(v, int | float)}
 
@@ -330,9 +336,9 @@ class LocalModelServer:
         if status != 200 or tokens < max(minimum, 1) or seconds <= 0:
             return None
         speed = last_speed(self.model)
-        if speed is not None and (speed.get("runtime"), speed.get("draft")) == (self._runtime, self._draft_name):
-            table = self._prompt_speeds()  # (else another setting's start wrote the file: leave it)
-            table[str(self.batch_threads)] = round(tokens / seconds, 1)
+        if speed is not None and speed.get("runtime") == self._runtime:
+            table = self._prompt_speeds()  # (else another runtime's start wrote the file: leave it)
+            table[_speed_key(self.batch_threads, self.draft is not None)] = round(tokens / seconds, 1)
             with contextlib.suppress(OSError):
                 speed_file(self.model).write_text(json.dumps({**speed, "prompt_per_s_by_batch_threads": table}))
         return tokens / seconds

@@ -224,5 +224,7 @@ def test_prompt_threads_are_set_or_the_fastest_the_speed_file_measured(
     assert choose_batch_threads(1, model) == (1, "as generation")  # one count: nothing to compare
     speed.write_text(json.dumps({"prompt_per_s_by_batch_threads": {"1": 21.0, "2": 34.5, "4": 60.0}}))
     assert choose_batch_threads(1, model) == (2, "measured prompt tokens/s by threads: 1: 21.0, 2: 34.5")  # 4: no cores
-    speed.write_text(json.dumps({"prompt_per_s_by_batch_threads": {"1": 21.0, "2": 9.5}}))
+    speed.write_text(json.dumps({"prompt_per_s_by_batch_threads": {"1": 21.0, "2": 9.5, "1+draft": 8.0,
+                                                                   "2+draft": 15.0}}))
     assert choose_batch_threads(1, model)[0] == 1  # two threads were slower here (the other core was busy)
+    assert choose_batch_threads(1, model, drafted=True)[0] == 2  # a drafted server compares its own figures
