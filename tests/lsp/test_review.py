@@ -27,7 +27,8 @@ async def saved_with_findings(engine_daemon: DaemonProcess, open_editor: Any, na
     calc = root / "calc.py"
     editor.open(calc, PLANTED)
     editor.save(calc, PLANTED)
-    await until(lambda: editor.troupe_diagnostics(calc, BUG_MESSAGE), what="the reviewer's diagnostic")
+    # a whole review chain: 30 s ran out once at load 10
+    await until(lambda: editor.troupe_diagnostics(calc, BUG_MESSAGE), 90, "the reviewer's diagnostic")
     return editor, calc
 
 
