@@ -135,7 +135,7 @@ async def jobs(home: Path, name: str, runs: int, draft: bool) -> None:
     (sock_home / "models").symlink_to(home / "models")
     env = daemon_env(sock_home, TROUPE_EXECUTOR="daemon.jobs.engine:EngineExecutor", TROUPE_LOCAL_MODEL=name,
                      TROUPE_PRELOAD_LLM="1", TROUPE_EXPERIENCE="off",
-                     TROUPE_LOCAL_DRAFT="1" if draft else "0")
+                     TROUPE_LOCAL_DRAFT="1" if draft else "0")  # forced either way
     daemon = DaemonProcess(sock_home, env).start(timeout=60)
     try:
         async with DaemonClient(daemon.socket, autostart=False) as client:
@@ -195,7 +195,7 @@ def main() -> None:
             continue
         started = time.perf_counter()
         model = ensure_model(home, spec)
-        draft_spec = choose_draft(spec)
+        draft_spec = choose_draft(spec, enabled=True)
         draft = ensure_model(home, draft_spec) if draft_spec else None
         drafts: list[Path | None] = [None] if not draft or args.draft == "off" else \
             [draft] if args.draft == "on" else [draft, None]

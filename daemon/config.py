@@ -69,7 +69,9 @@ class ModelSettings:
     context_window: int = 16384
     local: str | None = None  # the local model when none is configured (daemon/llm/local_models.py)
     threads: int | None = None  # the local model's threads (None: chosen from the cores and the load)
-    draft: bool = True  # speculative decoding: a bigger local model drafted by the smaller one, when installed
+    # Speculative decoding: a bigger local model drafted by the smaller one, when installed. None: when the
+    # server generates with two threads or more (with one it was slower in every run: bench/RESULTS.md).
+    draft: bool | None = None
     # Sampling temperature of every call that names none (Croto's teams name theirs). 0: the same code
     # gets the same review and the same fix, and an evaluation's rows can be compared.
     temperature: float | None = 0.0
@@ -180,7 +182,7 @@ def _env_number(name: str, kind: type[Number]) -> Number | None:
         raise ConfigError(f"environment variable {name}={raw!r} is not a valid {kind.__name__}") from exc
 
 
-def _env_switch(name: str, default: bool) -> bool:
+def _env_switch(name: str, default: bool | None) -> bool | None:
     raw = os.environ.get(name, "").strip().lower()
     if raw == "":
         return default

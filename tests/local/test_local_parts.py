@@ -162,7 +162,7 @@ def test_the_draft_model_setting_comes_from_the_file_and_the_environment(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.delenv("TROUPE_LOCAL_DRAFT", raising=False)
-    assert load_settings(tmp_path).model.draft is True  # on by default: it only applies where a draft is installed
+    assert load_settings(tmp_path).model.draft is None  # by default: chosen from the threads (choose_draft)
     (tmp_path / ".troupe.toml").write_text("[model]\ndraft = false\n")
     assert load_settings(tmp_path).model.draft is False
     monkeypatch.setenv("TROUPE_LOCAL_DRAFT", "on")
@@ -181,18 +181,21 @@ def test_the_draft_model_setting_comes_from_the_file_and_the_environment(
 
 def test_the_15b_is_drafted_by_the_05b_and_the_05b_by_nothing() -> None:
     assert QWEN_15B.draft == QWEN_05B.name
-    assert QWEN_05B.draft is None and choose_draft(QWEN_05B) is None
+    assert QWEN_05B.draft is None and choose_draft(QWEN_05B, True) is None
 
 
 def test_a_draft_model_is_used_only_when_installed_and_not_turned_off(
         spec: LocalModelSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(MODELS, spec.name, spec)  # the fake parts stand for an installed draft model
     drafted = replace(QWEN_15B, draft=spec.name)
-    assert choose_draft(drafted) == spec
-    assert choose_draft(drafted, enabled=False) is None
+    assert choose_draft(drafted, enabled=True) == spec
+    assert choose_draft(drafted, enabled=None, threads=2) == spec  # unset: with two generation threads or more
+    assert choose_draft(drafted, enabled=None, threads=1) is None  # one thread: slower with the draft (measured)
+    assert choose_draft(drafted, enabled=True, threads=1) == spec  # set: whatever the threads
+    assert choose_draft(drafted, enabled=False, threads=4) is None
     missing = replace(spec, name="fake-missing", parts=(("no_such_part_module_1", "0" * 64, 1),))
     monkeypatch.setitem(MODELS, missing.name, missing)
-    assert choose_draft(replace(QWEN_15B, draft=missing.name)) is None  # not installed: served alone
+    assert choose_draft(replace(QWEN_15B, draft=missing.name), True) is None  # not installed: served alone
 
 
 def test_a_server_for_a_drafted_model_gets_the_draft_file_and_the_set_threads(
@@ -204,7 +207,9 @@ def test_a_server_for_a_drafted_model_gets_the_draft_file_and_the_set_threads(
     assert server.model == model_path(tmp_path / "home", drafted)
     assert server.draft == model_path(tmp_path / "home", spec) and server.draft.read_bytes() == b"".join(CHUNKS)
     assert (server.threads, server.threads_reason) == (2, "set")
-    assert server_for(drafted, ModelSettings(draft=False), tmp_path / "home").draft is None
+    assert server_for(drafted, ModelSettings(threads=2, draft=False), tmp_path / "home").draft is None
+    assert server_for(drafted, ModelSettings(threads=1), tmp_path / "home").draft is None
+    assert server_for(drafted, ModelSettings(threads=1, draft=True), tmp_path / "home").draft is not None
     assert acceptance({"draft_n": 8.0, "draft_n_accepted": 6.0}) == 0.75
     assert acceptance({"predicted_n": 16.0}) is None  # nothing drafted
 
