@@ -69,6 +69,7 @@ class ModelSettings:
     context_window: int = 16384
     local: str | None = None  # the local model when none is configured (daemon/llm/local_models.py)
     threads: int | None = None  # the local model's threads (None: chosen from the cores and the load)
+    batch_threads: int | None = None  # its prompt-processing threads (None: from its speed file, else ``threads``)
     # Speculative decoding: a bigger local model drafted by the smaller one, when installed. None: when the
     # server generates with two threads or more (with one it was slower in every run: bench/RESULTS.md).
     draft: bool | None = None
@@ -138,7 +139,7 @@ def _apply(settings: Settings, data: JsonObject, source: str) -> None:
     for key, kind in (("default", str), ("api_base", str), ("timeout", (int, float)),
                       ("max_retries", int), ("backoff_base", (int, float)), ("backoff_max", (int, float)),
                       ("concurrency", int), ("context_window", int), ("local", str), ("threads", int),
-                      ("draft", bool), ("temperature", (int, float))):
+                      ("batch_threads", int), ("draft", bool), ("temperature", (int, float))):
         if key in model:
             setattr(m, key, _expect(model[key], kind, f"{source}: model.{key}"))
     if m.temperature is not None and not 0 <= m.temperature <= 2:
@@ -213,6 +214,7 @@ def load_settings(root: Path | None = None, *, env: bool = True) -> Settings:
                                  ("TROUPE_LLM_RETRIES", "max_retries", int),
                                  ("TROUPE_LLM_CONCURRENCY", "concurrency", int),
                                  ("TROUPE_LOCAL_THREADS", "threads", int),
+                                 ("TROUPE_LOCAL_BATCH_THREADS", "batch_threads", int),
                                  ("TROUPE_TEMPERATURE", "temperature", float)):
             value = _env_number(name, kind)
             if value is not None:

@@ -62,7 +62,6 @@ MODEL_FILE, MODEL_ALIAS, MODEL_SHA256, MODEL_SIZE = QWEN_05B.file, QWEN_05B.name
 PART_MODULES = QWEN_05B.part_modules
 CONTEXT_TOKENS = 4096
 LOCAL_TIMEOUT = 600.0  # seconds per call: ~5-40 tokens/s on two cores
-BATCH_THREADS_ENV = "TROUPE_LOCAL_BATCH_THREADS"  # prompt-processing threads (else: chosen from the speed file)
 # What the speed probe at each start sends: long enough that its prompt-processing speed means something.
 PROBE = [{"role": "user", "content": "Count from one to twenty in words, one per line, and nothing else: no "
                                      "digits, no commentary, no code. Start with one and end with twenty."}]
@@ -135,18 +134,14 @@ def _speed_key(batch_threads: int, drafted: bool) -> str:
 def choose_batch_threads(threads: int, model: Path | None = None, setting: int | None = None, *,
                          drafted: bool = False) -> tuple[int, str]:
     """Threads for prompt processing (a batch: compute, where generation is bound by memory) and why:
-    ``setting`` (``TROUPE_LOCAL_BATCH_THREADS``) when given; else, when ``model``'s speed file holds
-    prompt speeds measured with more than one count (each server adds its own when it stops, from the
-    prompts it processed; ``bench/local_model.py --threads 1/2`` adds others), the fastest of those this
-    process has the cores for; else ``threads``. A start's short probe does not decide it: on 40 tokens
-    two runs of the same setting differed by 2x here, on 800 the difference showed (bench/RESULTS.md)."""
+    ``setting`` (``[model] batch_threads``, ``TROUPE_LOCAL_BATCH_THREADS``) when given; else, when
+    ``model``'s speed file holds prompt speeds measured with more than one count (each server adds its
+    own when it stops, from the prompts it processed; ``bench/local_model.py --threads 1/2`` adds
+    others), the fastest of those this process has the cores for; else ``threads``. A start's short
+    probe does not decide it: on 40 tokens two runs of the same setting differed by 2x here, on 800
+    the difference showed (bench/RESULTS.md)."""
     if setting:
         return max(1, setting), "set"
-    if raw := os.environ.get(BATCH_THREADS_ENV, "").strip():
-        try:
-            return max(1, int(raw)), f"{BATCH_THREADS_ENV}={raw}"
-        except ValueError:
-            log.warning("%s=%r is not a number of threads; ignored", BATCH_THREADS_ENV, raw)
     speed = last_speed(model) if model is not None else None
     measured = speed.get("prompt_per_s_by_batch_threads") if speed else None
     if isinstance(measured, dict):
@@ -423,7 +418,7 @@ def server_for(spec: LocalModelSpec, settings: ModelSettings, home: Path | None 
     both files assembled and verified (blocking)."""
     model = ensure_model(home, spec)
     draft = choose_draft(spec, settings.draft, choose_threads(settings.threads)[0])
-    return LocalModelServer(model, spec=spec, threads=settings.threads,
+    return LocalModelServer(model, spec=spec, threads=settings.threads, batch_threads=settings.batch_threads,
                             draft=ensure_model(home, draft) if draft else None)
 
 

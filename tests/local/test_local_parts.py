@@ -135,13 +135,15 @@ def test_an_unknown_local_model_is_refused_listing_the_known_ones(monkeypatch: p
 
 def test_model_local_and_threads_come_from_the_repository_file_and_the_environment(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / ".troupe.toml").write_text('[model]\nlocal = "qwen2.5-coder-1.5b"\nthreads = 2\n')
+    (tmp_path / ".troupe.toml").write_text('[model]\nlocal = "qwen2.5-coder-1.5b"\nthreads = 2\nbatch_threads = 2\n')
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.delenv("TROUPE_LOCAL_THREADS", raising=False)
+    monkeypatch.delenv("TROUPE_LOCAL_BATCH_THREADS", raising=False)
     settings = load_settings(tmp_path).model
-    assert (settings.local, settings.threads) == ("qwen2.5-coder-1.5b", 2)
+    assert (settings.local, settings.threads, settings.batch_threads) == ("qwen2.5-coder-1.5b", 2, 2)
     monkeypatch.setenv("TROUPE_LOCAL_THREADS", "1")
-    assert load_settings(tmp_path).model.threads == 1
+    monkeypatch.setenv("TROUPE_LOCAL_BATCH_THREADS", "1")
+    assert (load_settings(tmp_path).model.threads, load_settings(tmp_path).model.batch_threads) == (1, 1)
 
 
 def test_threads_follow_the_free_cores_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -203,8 +205,9 @@ def test_a_server_for_a_drafted_model_gets_the_draft_file_and_the_set_threads(
     monkeypatch.setitem(MODELS, spec.name, spec)
     monkeypatch.setenv("TROUPE_HOME", str(tmp_path / "home"))
     drafted = replace(spec, name="fake-drafted", file="fake-drafted.gguf", draft=spec.name)
-    server = server_for(drafted, ModelSettings(threads=2), tmp_path / "home")
+    server = server_for(drafted, ModelSettings(threads=2, batch_threads=1), tmp_path / "home")
     assert server.model == model_path(tmp_path / "home", drafted)
+    assert (server.batch_threads, server.batch_threads_reason) == (1, "set")
     assert server.draft == model_path(tmp_path / "home", spec) and server.draft.read_bytes() == b"".join(CHUNKS)
     assert (server.threads, server.threads_reason) == (2, "set")
     assert server_for(drafted, ModelSettings(threads=2, draft=False), tmp_path / "home").draft is None
@@ -221,9 +224,6 @@ def test_prompt_threads_are_set_or_the_fastest_the_speed_file_measured(
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
     assert choose_batch_threads(1, model) == (1, "as generation")  # nothing measured yet
     assert choose_batch_threads(1, model, 2) == (2, "set")
-    monkeypatch.setenv("TROUPE_LOCAL_BATCH_THREADS", "2")
-    assert choose_batch_threads(1, model) == (2, "TROUPE_LOCAL_BATCH_THREADS=2")
-    monkeypatch.delenv("TROUPE_LOCAL_BATCH_THREADS")
     speed = speed_file(model)
     speed.write_text(json.dumps({"prompt_per_s_by_batch_threads": {"1": 21.0}}))
     assert choose_batch_threads(1, model) == (1, "as generation")  # one count: nothing to compare
