@@ -96,6 +96,7 @@ async def faults(cluster: TeamCluster, pg: PostgresServer, args: argparse.Namesp
     client = DaemonClient(tcp_url=both, token=ada, autostart=False, retries=5)
     recorders = [Recorder(cluster.client(url, ada)) for url in cluster.urls]
     try:
+        probe = await connected(client, *recorders)
         # PostgreSQL stopped mid-run
         jobs = [(await client.submit(SubmitJob(kind="ask", workspace=SHOP, prompt=f"scripted(phases=4,sleep=1) {i}"
                                                ))).id for i in range(20)]
@@ -114,9 +115,9 @@ async def faults(cluster: TeamCluster, pg: PostgresServer, args: argparse.Namesp
                                                          "file": uri_of(app)}) for i in range(5)]
 
             async def submitted() -> bool:
-                return len(await client.jobs(workspace=SHOP, limit=500)) >= 31
+                return len(await client.jobs(workspace=SHOP, limit=500)) >= 32  # and the probe
             await wait_for(submitted, "the adapters' jobs", 60)
-            jobs = [j.id for j in await client.jobs(workspace=SHOP, limit=500)]
+            jobs = [j.id for j in await client.jobs(workspace=SHOP, limit=500) if j.id != probe]
             stop_postgres(pg)
             probe, back = Probe(), asyncio.Event()
             prober = cluster.client(cluster.urls[0], ada)
@@ -165,7 +166,7 @@ async def faults(cluster: TeamCluster, pg: PostgresServer, args: argparse.Namesp
 
         # an API node killed
         failover = Recorder(DaemonClient(tcp_url=both, token=ada, autostart=False, retries=5))
-        await connected(failover, client)  # it is to see every event of the jobs below
+        await connected(client, failover)  # it is to see every event of the jobs below
         jobs = [(await client.submit(SubmitJob(kind="ask", workspace=SHOP, prompt=f"scripted(phases=3,sleep=1) n{i}"
                                                ))).id for i in range(20)]
         await asyncio.sleep(2)

@@ -101,6 +101,7 @@ class Tally:
     duplicated_events: int = 0
     max_resumes: int = 0
     resumes: int = 0
+    missed: list[str] = field(default_factory=list)  # per job and recorder: the seqs it lacks, and what it saw
 
     @property
     def lost(self) -> int:
@@ -120,10 +121,14 @@ async def tally(client: DaemonClient, jobs: list[str], recorders: list[Recorder]
         result.resumes += resumes
         result.max_resumes = max(result.max_resumes, resumes)
         expected = [e.seq for e in stored]
-        for recorder in recorders:
+        for index, recorder in enumerate(recorders):
             got = recorder.seen.get(job_id, [])
             result.duplicated_events += len(got) - len(set(got))
             result.lost_events += len(set(expected) - set(got))
+            if set(expected) - set(got) or len(got) != len(set(got)):
+                kinds = {e.seq: f"{e.kind}:{e.data.get('state') or str(e.data.get('text', ''))[:30]}" for e in stored}
+                result.missed.append(f"{job_id} on recorder {index}: lacks {sorted(set(expected) - set(got))}, "
+                                     f"saw {got}; stored {kinds}")
     return result
 
 
@@ -133,6 +138,21 @@ async def wait_for(condition: Callable[[], Awaitable[bool]], what: str, timeout:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.2)
+
+
+async def not_ended(client: DaemonClient, jobs: list[str], recorders: list[Recorder]) -> str:
+    """Which jobs have not ended, in the store or on which recorder (what it saw against what is stored)."""
+    lines = []
+    for job_id in jobs:
+        info = await client.job(job_id)
+        stored = [(e.seq, e.kind, e.data.get("state") or e.data.get("text", "")) for e in
+                  (await client.event_list(job_id)).events]
+        missing = [index for index, r in enumerate(recorders) if job_id not in r.ended]
+        if info.state not in FINAL_STATES or missing:
+            seen = {index: recorders[index].seen.get(job_id, []) for index in missing}
+            lines.append(f"{job_id} {info.state}; not ended on recorders {missing}, which saw {seen}; "
+                         f"stored {stored}")
+    return "\n".join(lines)
 
 
 async def all_ended(client: DaemonClient, jobs: list[str], recorders: list[Recorder]) -> bool:
@@ -146,17 +166,19 @@ async def all_ended(client: DaemonClient, jobs: list[str], recorders: list[Recor
     return all(set(jobs) <= r.ended for r in recorders)
 
 
-async def connected(recorder: Recorder, client: DaemonClient) -> None:
-    """Once ``recorder``'s stream is open: it has seen a job submitted after it started end. A stream
-    shows each job's events from the first one it saw on, so one opened after a job began is not
-    expected to have that job's earlier events."""
+async def connected(client: DaemonClient, *recorders: Recorder) -> str:
+    """Once the ``recorders``' streams are open: each has seen a job submitted after they started end
+    (that job's id is returned).
+    A stream shows each job's events from the first one it saw on, so one opened after a job began is
+    not expected to have that job's earlier events (and one still opening misses a job's first)."""
     from daemon.api.protocol import SubmitJob
 
     probe = await client.submit(SubmitJob(kind="ask", workspace=SHOP, prompt="scripted(phases=1,sleep=0) probe"))
 
     async def seen() -> bool:
-        return probe.id in recorder.ended
-    await wait_for(seen, "the stream to open", 60)
+        return all(probe.id in recorder.ended for recorder in recorders)
+    await wait_for(seen, "the streams to open", 60)
+    return probe.id
 
 
 class KillLoop:

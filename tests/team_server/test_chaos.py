@@ -35,6 +35,7 @@ from tests.team_server.chaos import (
     Recorder,
     all_ended,
     connected,
+    not_ended,
     own_postgres,
     start_postgres,
     stop_postgres,
@@ -78,8 +79,8 @@ async def test_postgresql_restarted_mid_run_every_job_ends_each_event_once_and_c
     ada = team.tokens["ada"]
     clients = [team.client(url, ada) for url in team.urls]
     recorders = [Recorder(team.client(url, ada)) for url in team.urls]
-    await asyncio.sleep(0)
     try:
+        probe = await connected(clients[0], *recorders)
         jobs = [(await clients[i % 2].submit(SubmitJob(kind="ask", workspace=SHOP,
                                                         prompt=f"scripted(phases=4,sleep=1) api {i}"))).id
                 for i in range(6)]
@@ -97,7 +98,7 @@ async def test_postgresql_restarted_mid_run_every_job_ends_each_event_once_and_c
             except AssertionError:
                 cli.kill()
                 raise AssertionError(f"{await cli.communicate()}\n{slack.slack.messages}\n{team.logs()}") from None
-            jobs += [j.id for j in await clients[0].jobs(workspace=SHOP, limit=200) if j.id not in jobs]
+            jobs += [j.id for j in await clients[0].jobs(workspace=SHOP, limit=200) if j.id not in [*jobs, probe]]
             stop_postgres(pg)  # mid-run: the jobs have begun their phases
             probe, back = Probe(), asyncio.Event()
             prober = team.client(team.urls[0], ada)
@@ -115,7 +116,8 @@ async def test_postgresql_restarted_mid_run_every_job_ends_each_event_once_and_c
         assert probe.answers and {status for status, _ in probe.answers} == {503}, probe.answers
         assert max(took for _, took in probe.answers) < 10, probe.answers  # the client's 2 retries of 2 s
         result = await tally(clients[0], jobs, recorders)
-        assert (result.submitted, result.lost, result.lost_events, result.duplicated_events) == (8, 0, 0, 0), result
+        assert (result.submitted, result.lost, result.lost_events, result.duplicated_events) == (8, 0, 0, 0), \
+            "\n".join(result.missed) or result
         assert set(result.states) <= {"succeeded", "failed"}, result
         for job_id in jobs:  # a failed one says why
             info = await clients[0].job(job_id)
@@ -142,15 +144,20 @@ async def test_a_worker_killed_every_few_seconds_every_job_ends_within_kills_plu
     client = team.client(team.urls[0], ada)
     recorders = [Recorder(team.client(url, ada)) for url in team.urls]
     try:
+        await connected(client, *recorders)
         jobs = [(await client.submit(SubmitJob(kind="ask", workspace=SHOP,
                                                prompt=f"scripted(phases=3,sleep=1) kill {i}"))).id
                 for i in range(9)]
         loop = KillLoop(team, every=4)
         await loop.run(16)
-        await wait_for(lambda: all_ended(client, jobs, recorders), "every job's end on both streams", 120)
+        try:
+            await wait_for(lambda: all_ended(client, jobs, recorders), "every job's end on both streams", 120)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{await not_ended(client, jobs, recorders)}\n{team.logs()}") from None
         result = await tally(client, jobs, recorders)
         assert loop.kills == 4
-        assert (result.submitted, result.lost, result.lost_events, result.duplicated_events) == (9, 0, 0, 0), result
+        assert (result.submitted, result.lost, result.lost_events, result.duplicated_events) == (9, 0, 0, 0), \
+            "\n".join(result.missed) or result
         assert result.resumes >= 1, result  # a killed worker's job went on elsewhere
         assert result.max_resumes <= loop.kills, result  # each ended within kills + 1 attempts
         assert set(result.states) <= {"succeeded", "failed"}, result
@@ -170,7 +177,7 @@ async def test_an_api_node_killed_under_a_stream_it_goes_on_from_the_other_node_
     client = team.client(alive, ada)
     failover = Recorder(DaemonClient(tcp_url=f"{doomed},{alive}", token=ada, autostart=False, retries=5))
     try:
-        await connected(failover, client)
+        await connected(client, failover)
         jobs = [(await client.submit(SubmitJob(kind="ask", workspace=SHOP,
                                                prompt=f"scripted(phases=3,sleep=1) node {i}"))).id
                 for i in range(6)]
@@ -184,7 +191,8 @@ async def test_an_api_node_killed_under_a_stream_it_goes_on_from_the_other_node_
                  for i in range(3)]
         await wait_for(lambda: all_ended(client, jobs, [failover]), "every job's end on the failover stream", 90)
         result = await tally(client, jobs, [failover])
-        assert (result.submitted, result.lost, result.lost_events, result.duplicated_events) == (9, 0, 0, 0), result
+        assert (result.submitted, result.lost, result.lost_events, result.duplicated_events) == (9, 0, 0, 0), \
+            "\n".join(result.missed) or result
     finally:
         await failover.stop()
         await failover.client.close()
