@@ -9,7 +9,6 @@ imports the daemon's records it names from there: a ``troupe/jobEvent``'s event 
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import msgspec
 
 from daemon.api.typescript import TARGET as DAEMON_TARGET
-from daemon.api.typescript import doc_lines, interface, literal
+from daemon.api.typescript import doc_lines, generator_cli, interface, literal
 from lsp import messages
 from lsp.messages import COMMANDS, NOTIFICATIONS, REQUESTS, ErrorCode
 from lsp.records import Record
@@ -84,23 +83,7 @@ def generate() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lsp.typescript", description=__doc__.split("\n")[0])
-    parser.add_argument("--write", action="store_true", help=f"write {TARGET.name} in the extension")
-    parser.add_argument("--check", action="store_true", help=f"fail when {TARGET.name} differs")
-    args = parser.parse_args(argv)
-    text = generate()
-    if args.check:
-        if not TARGET.exists() or TARGET.read_text() != text:
-            print(f"{TARGET} is not what lsp/typescript.py generates: run `python -m lsp.typescript --write`",
-                  file=sys.stderr)
-            return 1
-        return 0
-    if args.write:
-        TARGET.write_text(text)
-        print(f"wrote {TARGET} ({len(text):,} characters)")
-    else:
-        sys.stdout.write(text)
-    return 0
+    return generator_cli("lsp.typescript", TARGET, generate, argv)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import argparse
 import re
 import sys
 import typing
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -127,24 +128,28 @@ def generate() -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m daemon.api.typescript", description=__doc__.split("\n")[0])
-    parser.add_argument("--write", action="store_true", help=f"write {TARGET.name} in the extension")
-    parser.add_argument("--check", action="store_true", help=f"fail when {TARGET.name} differs")
+def generator_cli(prog: str, target: Path, generate: Callable[[], str], argv: list[str] | None) -> int:
+    """A generator's command line: print the file, ``--write`` it to ``target``, or ``--check`` it there."""
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=f"generate {target.name}")
+    parser.add_argument("--write", action="store_true", help=f"write {target.name} in the extension")
+    parser.add_argument("--check", action="store_true", help=f"fail when {target.name} differs")
     args = parser.parse_args(argv)
     text = generate()
     if args.check:
-        if not TARGET.exists() or TARGET.read_text() != text:
-            print(f"{TARGET} is not what daemon/api/typescript.py generates: run "
-                  "`python -m daemon.api.typescript --write`", file=sys.stderr)
+        if not target.exists() or target.read_text() != text:
+            print(f"{target} is not what {prog} generates: run `python -m {prog} --write`", file=sys.stderr)
             return 1
         return 0
     if args.write:
-        TARGET.write_text(text)
-        print(f"wrote {TARGET} ({len(text):,} characters)")
+        target.write_text(text)
+        print(f"wrote {target} ({len(text):,} characters)")
     else:
         sys.stdout.write(text)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return generator_cli("daemon.api.typescript", TARGET, generate, argv)
 
 
 if __name__ == "__main__":
