@@ -39,8 +39,9 @@ def add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     rows.add_argument("--both", dest="rows", action="store_const", const=("team", "bare"),
                       help="both rows (the default)")
     rows.add_argument("--experience-split", action="store_true",
-                      help="does experience pay? the team learns on half the items (even positions), then runs "
-                      "the other, held-out half with experience off and on: a row per half and setting")
+                      help="does experience pay? the team learns on half the items (even positions; mutants: "
+                      "the first half of the repository's, in order), then runs the other, held-out half with "
+                      "experience off and on: a row per half and setting")
     p.add_argument("--data", metavar="PATH", help="the suite's data where it is not shipped (build: the SRDD CSV)")
     p.add_argument("--repo", metavar="PATH", help="mutants: the repository to plant one-line bugs in (only read: "
                    "every mutant is tested and reviewed on a copy); its own tests must pass")
@@ -104,12 +105,13 @@ def run_eval(args: argparse.Namespace) -> int:
     rows = tuple(args.rows or ("team", "bare"))
     report: EvalReport | SplitReport
     if args.experience_split:
-        from daemon.eval.split import SplitReport, halves
+        from daemon.eval.split import SplitReport, halves, split_order
 
-        learn, held = halves(items)
+        order = split_order(suite)
+        learn, held = halves(items, order)
         report = SplitReport(suite=suite.name, model=args.model or "", commit=source_commit(),
                              learn=[i.id for i in learn], held_out=[i.id for i in held],
-                             score_names=tuple(suite.score_names))
+                             score_names=tuple(suite.score_names), order=order)
     else:
         report = EvalReport(suite=suite.name, model=args.model or "", commit=source_commit(),
                             items=[i.id for i in items], rows=list(rows), score_names=tuple(suite.score_names))

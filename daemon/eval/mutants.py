@@ -13,9 +13,12 @@ Per item, on a fresh copy with the mutant applied and committed as the repositor
 - *caught*: a model finding (never a lint finding) of at most 3 lines touching the mutated line ±1;
 - *fixed* (the item's ``solved``): the change proposed by a ``test`` job (``troupe test``), applied
   to a copy with the repository's own test files left as they are, makes the tests pass;
-- *false_positives*: the findings of a review of the same file unmutated, once per file and row
+- *false_positives*: the findings of a review of the same file unmutated, once per file, row and run
   (counted on that file's first item, with ``clean_files`` 1 there), so the row's
-  ``false_positives / clean_files`` is false findings per clean file.
+  ``false_positives / clean_files`` is false findings per clean file. That review may read experience
+  but adds none (it holds every mutant's original line); with ``--experience-split`` each arm (a run of
+  its own) measures it again, and the halves are ordered: learn on the first half of the kept mutants,
+  hold out the rest.
 
 With ``--on-save`` the mutant is what a person's save looks like instead: the unmutated repository
 is the last commit and the mutated file is saved over it, and the review gets the file with its
@@ -139,7 +142,10 @@ def covers(line: int, start: int, end: int) -> bool:
 
 class MutantsSuite:
     name = "mutants"
-    score_names = ("caught", "fixed", "false_positives", "clean_files", "findings")
+    score_names: tuple[str, ...] = ("caught", "fixed", "false_positives", "clean_files", "findings")
+    split_order = "ordered"
+    """``--experience-split``: every item is one repository's; learn on the first half of its mutants
+    in the draw's order, hold out the rest (:func:`daemon.eval.split.halves`)."""
 
     def __init__(self, data: Path | None = None, *, files: str | None = None, n: int | None = None, seed: int = 0,
                  progress: Callable[[str], None] | None = None, on_save: bool = False) -> None:
@@ -169,7 +175,7 @@ class MutantsSuite:
         self._items: list[Item] | None = None
         self._kill_command: str | None = None
         self._test_command: str | None = None  # None: the runner's own choice; else pytest less the deselected
-        self._clean: dict[tuple[Row, str], bool] = {}
+        self._clean: set[tuple[Context, Row, str]] = set()  # (the run, row, file) whose clean file was reviewed
 
     # -- the items: drawn, tested, kept ---------------------------------------------------
     def items(self) -> list[Item]:
@@ -273,10 +279,11 @@ class MutantsSuite:
                 "tests pass" if fixed_report.ok else fixed_report.summary(max_failures=2, max_chars=800)),
             "review_tokens": review_run.prompt_tokens + review_run.completion_tokens,
             "fix_tokens": fix_run.prompt_tokens + fix_run.completion_tokens}
-        if (row, file) not in self._clean:  # the unmutated file, once per file and row
-            self._clean[row, file] = True
+        if (ctx, row, file) not in self._clean:  # the unmutated file, once per file, row and run (a context)
+            self._clean.add((ctx, row, file))
             clean_run, clean = await self.review(ctx, row, await self.workspace(ctx, self.snapshot), file,
-                                                 self.snapshot[file], diff=undone(diff) if diff else None)
+                                                 self.snapshot[file], diff=undone(diff) if diff else None,
+                                                 probe=True)
             runs.append(clean_run)
             scores["false_positives"], scores["clean_files"] = float(len(clean)), 1.0
             detail["clean_findings"] = [asdict(s) for s in clean]
@@ -299,12 +306,16 @@ class MutantsSuite:
         return root, await asyncio.to_thread(changed_hunks, root, [file])
 
     async def review(self, ctx: Context, row: Row, root: Path, file: str, text: str,
-                     diff: str | None = None) -> tuple[JobRun, list[Spot]]:
+                     diff: str | None = None, *, probe: bool = False) -> tuple[JobRun, list[Spot]]:
         """One review of ``file`` (whose text is ``text``) in ``root``, of ``diff``'s hunks when a save
-        gives one: the job and its model findings."""
+        gives one: the job and its model findings. A ``probe`` (the unmutated file's review, for false
+        positives) may read experience but never adds any: that file holds every mutant's original line,
+        the fix the team must find itself."""
         if row == "team":
             options = self._options()
             options.diff = diff
+            if probe:
+                options.experience = "read"
             run = await ctx.job(SubmitJob(kind="review", workspace=str(root), files=[file], options=options))
             return run, [Spot(f.start_line, f.end_line or f.start_line, f.message)
                          for f in run.findings if f.rule is None and f.file == file]

@@ -2,14 +2,21 @@
 do: the team learns on one half of the suite, then runs the other (held-out) half with experience
 off and on.
 
-- The halves are fixed and disjoint: the chosen items (``--limit`` first) at even positions learn,
-  those at odd positions are held out, so a larger ``--limit`` extends both halves.
+- The halves are fixed and disjoint, in the order the suite declares (its ``split_order``, see
+  :func:`split_order`): "alternate" (the default) takes the chosen items (``--limit`` first) at even
+  positions to learn and holds out those at odd ones, so a larger ``--limit`` extends both halves;
+  "ordered" learns on the first half in order and holds out the second, as work on one repository
+  goes (mutants: one repository's kept mutants, in the draw's order).
 - The learning half runs as real jobs do (it reads what the items before it taught, and is mined),
   except that a job ends only once its experience is stored (``options.experience = "learn"``).
   All its items share one store: an empty workspace registered for the run
-  (``options.experience_workspace``), forgotten with the other workspaces at the end.
+  (``options.experience_workspace``), forgotten with the other workspaces at the end. Every item
+  of a suite that is one repository (mutants) is a copy of it, so that store is the repository's.
 - The held-out half runs twice: "off" neither reads nor adds experience; "on" reads what the
   learning half left and adds nothing (``"read"``), so its items are independent of their order.
+- A job may ask for less than its arm gives (``options.experience`` "read" or "off": a suite's
+  probe, such as the mutants' review of the unmutated file, which holds every mutant's original
+  line): it gets the lesser of the two, so what the eval alone knows never becomes experience.
 
 A row per (half, experience) with solved and tokens per solved item; the JSON has every result.
 """
@@ -34,12 +41,31 @@ if TYPE_CHECKING:
 
 Half = Literal["learn", "held-out"]
 Use = Literal["on", "off"]
+SplitOrder = Literal["alternate", "ordered"]
+SPLIT_ORDERS: tuple[SplitOrder, ...] = ("alternate", "ordered")
+_LESS = {"off": 0, "read": 1, "on": 2, "learn": 2}  # how much a job's experience mode lets it do
 ARMS: tuple[tuple[Half, Use], ...] = (("learn", "on"), ("held-out", "off"), ("held-out", "on"))
 LEARNT_LIMIT = 10_000  # the most experiences the run counts in its store
 
 
-def halves(items: list[Item]) -> tuple[list[Item], list[Item]]:
-    """(learning half, held-out half): the items at even positions, and those at odd ones."""
+def split_order(suite: object) -> SplitOrder:
+    """How ``suite`` is split: its ``split_order`` attribute when it declares one, else "alternate"
+    (items that share nothing, where no order means anything). A value that is not one of
+    :data:`SPLIT_ORDERS` is a ValueError naming the suite."""
+    declared = getattr(suite, "split_order", "alternate")
+    for order in SPLIT_ORDERS:
+        if declared == order:
+            return order
+    raise ValueError(f"suite {getattr(suite, 'name', suite)!r} declares split_order {declared!r}; "
+                     f"it must be one of {', '.join(SPLIT_ORDERS)}")
+
+
+def halves(items: list[Item], order: SplitOrder = "alternate") -> tuple[list[Item], list[Item]]:
+    """(learning half, held-out half). "alternate": the items at even positions, and those at odd ones;
+    "ordered": the first half (the larger one when the count is odd) and the rest, each in order."""
+    if order == "ordered":
+        middle = (len(items) + 1) // 2
+        return items[:middle], items[middle:]
     return items[0::2], items[1::2]
 
 
@@ -54,7 +80,10 @@ class ExperienceContext:
         return await self.ctx.workspace(files, name)
 
     async def job(self, request: SubmitJob) -> JobRun:
-        request.options = replace(request.options, experience=self.options.experience,
+        """``request`` with the arm's experience, or the lesser mode the suite asked for (a probe)."""
+        asked, arm = request.options.experience, self.options.experience
+        mode = asked if asked is not None and arm is not None and _LESS[asked] < _LESS[arm] else arm
+        request.options = replace(request.options, experience=mode,
                                   experience_workspace=self.options.experience_workspace)
         return await self.ctx.job(request)
 
@@ -100,6 +129,7 @@ class SplitReport:
     score_names: tuple[str, ...]
     results: list[ArmResult] = field(default_factory=list)
     learnt: int | None = None  # experiences the learning half left in the run's store
+    order: SplitOrder = "alternate"  # how the halves were taken (the suite's split_order)
     started_at: float = field(default_factory=time.time)
     seconds: float = 0.0
     interrupted: bool = False
@@ -117,7 +147,8 @@ class SplitReport:
 
     def to_json(self) -> JsonDict:
         return {"suite": self.suite, "model": self.model, "commit": self.commit, "split": "experience",
-                "halves": {"learn": self.learn, "held-out": self.held_out}, "experience_learnt": self.learnt,
+                "order": self.order, "halves": {"learn": self.learn, "held-out": self.held_out},
+                "experience_learnt": self.learnt,
                 "started_at": self.started_at, "seconds": round(self.seconds, 1), "interrupted": self.interrupted,
                 "summary": [{"half": half, "experience": use, "experience_reached": self.reached(half, use), **vars(s)}
                             for half, use, s in self.summaries()],
@@ -129,14 +160,15 @@ class SplitReport:
         done = "" if not self.interrupted else f" (interrupted: {len(self.results)} results)"
         learnt = "" if self.learnt is None else f"; the learning half left {self.learnt} experiences"
         return render(f"troupe eval {self.suite} --experience-split — {self.model} @ {short(self.commit)}, "
-                      f"{len(self.learn)} items learn, {len(self.held_out)} held out{learnt}{done}", lines)
+                      f"{len(self.learn)} items learn, {len(self.held_out)} held out ({self.order}){learnt}{done}",
+                      lines)
 
 
 async def run_split(suite: Suite, ctx: DaemonContext, report: SplitReport, *, limit: int | None = None,
                     on_result: Callable[[ArmResult, int, int], None] | None = None) -> None:
     """Learn on one half, then run the held-out half with experience off and on (see the module
     docstring); ``report.results`` fills as items finish, so an interrupted run keeps them."""
-    learn, held = halves(suite.items()[:limit] if limit else suite.items())
+    learn, held = halves(suite.items()[:limit] if limit else suite.items(), split_order(suite))
     shared = await ctx.workspace({}, "experience")
     total = len(learn) + 2 * len(held)
     plan: list[tuple[Half, Use, list[Item], JobOptions]] = [

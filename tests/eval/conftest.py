@@ -35,6 +35,17 @@ def eval_daemon(llm: FakeLLM) -> Iterator[DaemonProcess]:
     shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def learning_daemon(llm: FakeLLM) -> Iterator[DaemonProcess]:
+    """A daemon whose experience is on (the eval suites' daemon has it off): ``--experience-split``."""
+    home = Path(tempfile.mkdtemp(prefix="trx-", dir="/tmp"))
+    endpoint = {k: v for k, v in llm.env().items() if k != "TROUPE_MODEL"}
+    daemon = DaemonProcess(home, daemon_env(home, **endpoint, TROUPE_EXECUTOR="daemon.jobs.engine:EngineExecutor"))
+    yield daemon.start()
+    daemon.kill9()
+    shutil.rmtree(home, ignore_errors=True)
+
+
 @pytest.fixture
 async def ctx(eval_daemon: DaemonProcess, llm: FakeLLM) -> AsyncIterator[DaemonContext]:
     """A runner context on the eval daemon, with the fake's script cleared."""

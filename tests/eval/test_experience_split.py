@@ -6,18 +6,12 @@ is a change to another file)."""
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from daemon.eval.fix import FixSuite
 from daemon.eval.humanevalfix import load_items
 from daemon.eval.runner import DaemonContext
 from daemon.eval.split import ArmResult, SplitReport, halves, run_split
-from tests.daemon.conftest import DaemonProcess, daemon_env
+from tests.daemon.conftest import DaemonProcess
 from tests.eval.conftest import MODEL, last_user
 from tests.fakes.llm_server import FakeLLM
 
@@ -36,17 +30,6 @@ def model_reply(body: dict) -> str:
     if task is None or "Write the one instruction" in prompt:
         return "Rewrite the function's body as its docstring says."
     return f"{task[1]}.py\n```python\n{CANONICAL[task[1]]}```\n"
-
-
-@pytest.fixture(scope="module")
-def learning_daemon(llm: FakeLLM) -> Iterator[DaemonProcess]:
-    """A daemon whose experience is on (the eval suites' daemon has it off)."""
-    home = Path(tempfile.mkdtemp(prefix="trx-", dir="/tmp"))
-    endpoint = {k: v for k, v in llm.env().items() if k != "TROUPE_MODEL"}
-    daemon = DaemonProcess(home, daemon_env(home, **endpoint, TROUPE_EXECUTOR="daemon.jobs.engine:EngineExecutor"))
-    yield daemon.start()
-    daemon.kill9()
-    shutil.rmtree(home, ignore_errors=True)
 
 
 async def test_the_held_out_half_reads_what_the_learning_half_left_only_with_experience_on(
