@@ -1,0 +1,96 @@
+"""Experience is scoped by repository: a finding a person dismissed in one repository (through the
+API, as the editor's "dismiss" and Slack's buttons do) keeps the same finding from coming back
+there, and never silences it, nor reaches the reviewer's prompt, in another repository holding the
+same code. Through a real daemon (the agent engine, experience on) and the fake LLM."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from daemon.client import DaemonClient
+from daemon.messages import SubmitJob
+from daemon.payloads import LogData
+from tests.daemon.conftest import DaemonProcess, daemon_env, wait_for
+from tests.fakes.llm_server import FakeLLM
+
+APP = '''def divide(a, b):
+    """a over b."""
+    return a / b
+'''
+MESSAGE = "divide() does not handle b == 0"
+FINDING = json.dumps([{"file": "app.py", "start_line": 3, "severity": "major", "message": MESSAGE,
+                       "quote": "return a / b"}])
+REASON = "b is never 0 here: every caller validates it first"
+
+
+def reviewer(body: dict[str, Any]) -> str:
+    """The reviewer always reports the same finding; every other step has nothing to say."""
+    system = " ".join(str(m.get("content")) for m in body.get("messages", []) if m.get("role") == "system")
+    return FINDING if "code reviewer" in system else "<INFO> Finished"
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    fake = FakeLLM(default_reply=reviewer).start_in_thread()
+    yield fake
+    fake.stop_thread()
+
+
+@pytest.fixture
+def daemon(llm: FakeLLM) -> Iterator[DaemonProcess]:
+    home = Path(tempfile.mkdtemp(prefix="trs-", dir="/tmp"))
+    process = DaemonProcess(home, daemon_env(home, **llm.env(), TROUPE_EXECUTOR="daemon.jobs.engine:EngineExecutor"))
+    yield process.start()
+    process.kill9()
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def repository(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "app.py").write_text(APP)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+async def review(client: DaemonClient, repo: Path) -> tuple[list[str], list[int]]:
+    """Review app.py in ``repo``: the messages of the findings that job reported (open ones), and the
+    learnings its experience notes say kept a finding from being reported again."""
+    job = await client.submit(SubmitJob(kind="review", workspace=str(repo), files=["app.py"]))
+    done = await wait_for(client, job.id, timeout=60)
+    assert done.state == "succeeded", done.error
+    reported = [f.message for f in await client.findings(str(repo)) if f.job_id == job.id and f.rule is None]
+    notes = [e.payload for e in (await client.event_list(job.id)).events]
+    return reported, [n.learning for n in notes if isinstance(n, LogData) and n.learning is not None]
+
+
+async def test_a_finding_dismissed_in_one_repository_never_silences_it_in_another(
+        llm: FakeLLM, daemon: DaemonProcess, tmp_path: Path) -> None:
+    first, other = repository(tmp_path / "first"), repository(tmp_path / "other")
+    async with daemon.client() as client:
+        for repo in (first, other):
+            await client.register_workspace(str(repo), watch=False)
+        reported, _ = await review(client, first)
+        assert reported == [MESSAGE]
+        (finding,) = [f for f in await client.findings(str(first)) if f.message == MESSAGE]
+        await client.set_finding_state(finding.id, "dismissed", REASON)  # the editor's "dismiss"
+        (learning,) = await client.experience(pool="learning")
+        assert learning.workspace == str(first) and REASON in learning.value
+
+        seen = len(llm.requests)
+        assert await review(client, first) == ([], [learning.id]), "dismissed here: not reported again"
+        assert any(REASON in r.prompt for r in llm.requests[seen:]), "the reviewer was told what was said"
+
+        seen = len(llm.requests)
+        assert await review(client, other) == ([MESSAGE], []), "the other repository still hears it"
+        assert not any(REASON in r.prompt for r in llm.requests[seen:]), "nor is it told the first one's word"
+        assert [e.id for e in await client.experience(pool="learning", workspace=str(other))] == []
+
+        assert await review(client, first) == ([], [learning.id]), "and the first repository still does not"
