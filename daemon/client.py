@@ -66,6 +66,8 @@ from daemon.api.protocol_experience import (
     ExperienceStats,
     ExperienceUpdate,
     ImportResult,
+    RetrievalInfo,
+    RetrievalList,
 )
 from daemon.json_types import Json, JsonDict, JsonObject
 from daemon.payloads import ConnectionData, JobStateData
@@ -316,6 +318,13 @@ class DaemonClient:
 
     async def delete_experience(self, experience_id: int) -> ExperienceInfo:
         return ExperienceInfo.from_json(await self.request("DELETE", f"/experience/{int(experience_id)}"))
+
+    async def retrievals(self, *, job_id: str | None = None, experience_id: int | None = None,
+                         limit: int = 200) -> list[RetrievalInfo]:
+        """Which experiences reached ``job_id``'s prompts (in order), or where ``experience_id`` was used
+        (newest first), each with why it matched."""
+        return (await self._get(RetrievalList, "/experience/retrievals", job=job_id,
+                                experience=experience_id, limit=limit)).items
 
     async def experience_stats(self) -> ExperienceStats:
         return await self._get(ExperienceStats, "/experience/stats")

@@ -49,6 +49,7 @@ from storage.records import (
 from storage.store import Store
 from storage.verbs.audit import AuditEntry
 from storage.verbs.people import Person
+from storage.verbs.retrievals import Retrieval, RetrievalRecord
 
 __all__ = [
     "LATEST_VERSION",
@@ -67,6 +68,8 @@ __all__ = [
     "JobState",
     "NotFoundError",
     "Person",
+    "Retrieval",
+    "RetrievalRecord",
     "SchemaTooNewError",
     "Severity",
     "Store",

@@ -139,6 +139,7 @@ class AsyncStore:
     update_experience = _verb(Store.update_experience)
     delete_experience = _verb(Store.delete_experience)
     count_retrievals = _verb(Store.count_retrievals)
+    list_retrievals = _verb(Store.list_retrievals)
     reward_job_experience = _verb(Store.reward_job_experience)
     eliminate_experience = _verb(Store.eliminate_experience)
     experience_eliminations = _verb(Store.experience_eliminations)

@@ -13,7 +13,8 @@ Pools (the ``pool`` column of one ``experiences`` table):
     exp = store.add_experience("agent", "write a word counter", "def count(...)...", chain="build",
                                phase="coding", role="programmer", score=0.9, task="word counter CLI")
     hits = store.search_experience("count words cli", pools=["agent"], phase="coding")  # [(exp, 3.2)]
-    store.count_retrievals([exp.id], job_id="job-2", phase="coding")    # uses += 1, logged
+    store.count_retrievals([exp.id], job_id="job-2", phase="coding")    # uses += 1, logged (and why:
+                                                                        # storage.verbs.retrievals)
     store.eliminate_experience([exp.id], batch=3)                       # removed, and logged
 
 Search is full-text (FTS5 BM25; PostgreSQL: ``ts_rank``) over key, value and task where *any* word
@@ -181,17 +182,6 @@ class ExperienceVerbs(Verbs):
             if df:
                 counted.append((df, term))
         return [term for _, term in sorted(counted)]
-
-    def count_retrievals(self, experience_ids: Iterable[int], *, job_id: str | None = None,
-                         phase: str | None = None) -> None:
-        """Record that these experiences reached a prompt: ``uses`` += 1 and a retrieval log row each."""
-        at = values.now()
-        with self._conn.write():
-            for experience_id in dict.fromkeys(experience_ids):
-                if self._conn.execute("UPDATE experiences SET uses = uses + 1, last_used = ? WHERE id = ?",
-                                      [at, experience_id]).rowcount:
-                    self._conn.execute("INSERT INTO experience_retrievals (experience_id, job_id, phase, at) "
-                                       "VALUES (?, ?, ?, ?)", [experience_id, job_id, phase, at])
 
     def update_experience(self, experience_id: int, *, pinned: bool = UNSET, score: float = UNSET,
                           data: dict[str, Any] = UNSET) -> Experience:

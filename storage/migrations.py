@@ -326,6 +326,20 @@ def _v8_audit(db: Database) -> None:
     run_script(db, _V8_AUDIT)
 
 
+# Why each retrieval matched (storage.verbs.retrievals): what the experience was used as, the query's
+# words it shares (JSON list) and its relevance (NULL where nothing ranked it); older rows: unknown.
+_V9_RETRIEVAL_REASONS = """
+    ALTER TABLE experience_retrievals ADD COLUMN why TEXT NOT NULL DEFAULT '';
+    ALTER TABLE experience_retrievals ADD COLUMN matched TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE experience_retrievals ADD COLUMN relevance REAL;
+    CREATE INDEX experience_retrievals_job ON experience_retrievals(job_id);
+"""
+
+
+def _v9_retrieval_reasons(db: Database) -> None:
+    run_script(db, _V9_RETRIEVAL_REASONS)
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "workspaces, jobs, job events, changes, findings, usage", _v1_tables, pg.V1_TABLES),
     Migration(2, "full-text search over job events and findings", _v2_full_text_search, pg.V2_FULL_TEXT_SEARCH),
@@ -337,6 +351,8 @@ MIGRATIONS: list[Migration] = [
     Migration(6, "cached prompt tokens per model call", _v6_cached_prompt_tokens, _V6_CACHED_PROMPT_TOKENS),
     Migration(7, "people of a team server: tokens as SHA-256, Slack users, bots", _v7_people, pg.V7_PEOPLE),
     Migration(8, "a team server's audit log", _v8_audit, pg.V8_AUDIT),
+    Migration(9, "why each experience retrieval matched: its use, the words, the relevance", _v9_retrieval_reasons,
+              pg.V9_RETRIEVAL_REASONS),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1].version

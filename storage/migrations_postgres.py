@@ -228,3 +228,10 @@ V8_AUDIT = """
     CREATE INDEX audit_actor ON audit (actor, action);
     CREATE INDEX audit_target ON audit (target);
 """
+
+V9_RETRIEVAL_REASONS = """
+    ALTER TABLE experience_retrievals ADD COLUMN why TEXT NOT NULL DEFAULT '';
+    ALTER TABLE experience_retrievals ADD COLUMN matched TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE experience_retrievals ADD COLUMN relevance DOUBLE PRECISION;
+    CREATE INDEX experience_retrievals_job ON experience_retrievals(job_id);
+"""

@@ -17,12 +17,13 @@ from storage.verbs.findings import FindingVerbs
 from storage.verbs.jobs import JobVerbs
 from storage.verbs.people import PeopleVerbs
 from storage.verbs.policies import PolicyVerbs
+from storage.verbs.retrievals import RetrievalVerbs
 from storage.verbs.usage import UsageVerbs
 from storage.verbs.workspaces import WorkspaceVerbs
 
 
 class Store(WorkspaceVerbs, JobVerbs, EventVerbs, ChangeVerbs, FindingVerbs, UsageVerbs, ExperienceVerbs,
-            PolicyVerbs, PeopleVerbs, AuditVerbs):
+            RetrievalVerbs, PolicyVerbs, PeopleVerbs, AuditVerbs):
     """Workspaces, jobs, events, changes, findings, usage, experience and a team server's people in one
     SQLite file, or in a PostgreSQL database (opened from a ``postgresql://`` URL: ``storage.postgres``),
     with the same verbs.

@@ -1,4 +1,5 @@
-"""The daemon API's experience handlers: search, list, show, pin, delete, stats, export and import.
+"""The daemon API's experience handlers: search, list, show, pin, delete, stats, export, import, and
+the retrieval log (which experience reached which job's prompts, and why it matched).
 
 Imported text is scrubbed of secrets before it is stored, like everything mining stores.
 """
@@ -17,6 +18,8 @@ from daemon.api.protocol_experience import (
     ExperienceStats,
     ExperienceUpdate,
     ImportResult,
+    RetrievalInfo,
+    RetrievalList,
 )
 from daemon.api.routes import answer, daemon, id_param, int_query, read_body, workspace_for
 from daemon.api.state import DaemonState
@@ -84,6 +87,25 @@ async def list_experience(request: web.Request) -> web.Response:
 @routes.get(f"{PREFIX}/experience/stats")
 async def stats(request: web.Request) -> web.Response:
     return answer(ExperienceStats(**await daemon(request).store.experience_stats()))
+
+
+@routes.get(f"{PREFIX}/experience/retrievals")
+async def retrievals(request: web.Request) -> web.Response:
+    d = daemon(request)
+    job_id = request.query.get("job") or None
+    experience_id = int_query(request, "experience", 0, maximum=999_999_999) or None
+    if job_id is None and experience_id is None:
+        raise ProtocolError("say whose retrievals: ?job=JOB_ID or ?experience=ID")
+    logged = await d.store.list_retrievals(job_id=job_id, experience_id=experience_id,
+                                           limit=int_query(request, "limit", 200, maximum=2000))
+    items = []
+    for r in logged:
+        experience = await d.store.get_experience(r.experience_id)
+        items.append(RetrievalInfo(experience_id=r.experience_id, at=r.at, job_id=r.job_id, phase=r.phase,
+                                   why=r.why, matched=list(r.matched), relevance=r.relevance,
+                                   pool=experience.pool if experience else None,
+                                   value=experience.value[:300] if experience else None))
+    return answer(RetrievalList(items))
 
 
 @routes.get(f"{PREFIX}/experience/export")

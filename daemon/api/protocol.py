@@ -34,6 +34,8 @@ Routes (all under ``/v1``; errors are ``{"error": {"code", "message"}}``)::
     GET    /v1/experience?pool=&workspace=&order=&limit= -> ExperienceList;  /stats -> ExperienceStats
     GET    /v1/experience/export -> ExperienceDump;  POST /v1/experience/import ExperienceDump -> ImportResult
     GET|DELETE /v1/experience/{id} -> ExperienceInfo; POST /v1/experience/{id} ExperienceUpdate (pin)
+    GET    /v1/experience/retrievals?job=&experience=&limit= -> RetrievalList  (why each matched; one of
+                                              job or experience)
     POST   /v1/viewer/link    ViewerLinkRequest -> ViewerLink  (a one-time run viewer URL; 409 no_tcp_listener
                                               when the daemon has no loopback TCP listener)
     POST   /v1/shutdown                    -> Health             (graceful stop)

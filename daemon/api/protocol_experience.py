@@ -66,3 +66,27 @@ class ExperienceStats(Message):
     eliminations: int = 0  # refinement runs
     eliminated: int = 0    # experiences they removed
     counters: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class RetrievalInfo(Message):
+    """One retrieval: an experience that reached a job's prompt (or screened one of its findings), and
+    why it matched. ``why``: what it was used as (hint, solution, example, workflow, learning,
+    screening; "" in a log from before reasons were kept); ``matched``: the query's words it shares;
+    ``relevance``: its similarity to the query (None where nothing ranked it). ``pool`` and ``value``
+    (clipped) are the experience's, None once it is deleted."""
+
+    experience_id: int
+    at: float
+    job_id: str | None = None
+    phase: str | None = None
+    why: str = ""
+    matched: list[str] = field(default_factory=list)
+    relevance: float | None = None
+    pool: str | None = None
+    value: str | None = None
+
+
+@dataclass
+class RetrievalList(Message):
+    items: list[RetrievalInfo]

@@ -1,5 +1,6 @@
 """``troupe experience``: search, list, show, pin, delete, stats, export and import what the team
-has learnt. Imports nothing heavy at module level (``troupe --help`` stays fast)."""
+has learnt, and ``used JOB``: which experience reached a job's prompts and why each matched.
+Imports nothing heavy at module level (``troupe --help`` stays fast)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from daemon.api.protocol_experience import ExperienceInfo
+    from daemon.api.protocol_experience import ExperienceInfo, RetrievalInfo
     from daemon.client import DaemonClient
     from daemon.json_types import JsonObject
 
@@ -38,6 +39,9 @@ def add_experience_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
         s = exp.add_parser(name, help=text)
         s.add_argument("id", type=int)
         json_flag(s)
+    s = exp.add_parser("used", help="which experience reached a job's prompts, and why each matched")
+    s.add_argument("job", help="the job's id (`troupe jobs` lists them)")
+    json_flag(s)
     json_flag(exp.add_parser("stats", help="how much experience, how often used, what refinement removed"))
     s = exp.add_parser("export", help="every experience as JSON lines (to a file or stdout)")
     s.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
@@ -52,6 +56,17 @@ def _line(e: ExperienceInfo) -> str:
     where = f"{e.phase or e.chain or ''}"
     text = e.value.replace("\n", " ")
     return f"{e.id:>5}{pin} {e.pool:<10} {where:<16} {e.uses:>4} uses  {e.score:>5.2f}  {text[:80]}"
+
+
+def retrieval_line(r: RetrievalInfo, *, job: bool = False) -> str:
+    """One retrieval: where, what it was used as, and why it matched (the words, the relevance)."""
+    why = [f"relevance {r.relevance:.2f}"] if r.relevance is not None else []
+    if r.matched:
+        why.append("matched: " + ", ".join(r.matched[:12]) + (" …" if len(r.matched) > 12 else ""))
+    where = f"job {r.job_id}" if job else ""
+    text = (r.value or "(deleted)").replace("\n", " ")[:60]
+    return (f"{where + ' ' if where else ''}{r.phase or '':<12} #{r.experience_id:<5} {r.pool or '':<10} "
+            f"{r.why or 'used':<10} {'; '.join(why) or 'no reason kept'}  {text!r}")
 
 
 def _read_jsonl(name: str) -> list[JsonObject]:  # JSON lines from a file; the daemon checks them
@@ -83,7 +98,13 @@ async def cmd_experience(client: DaemonClient, args: argparse.Namespace) -> int:
     elif action == "show":
         e = await client.experience_item(args.id)
         head = f"#{e.id} {e.pool} {e.chain or ''}/{e.phase or ''} {e.role or ''} score {e.score:.2f}, {e.uses} uses"
-        emit(args, e, f"{head}\ntask: {e.task}\n--- key\n{e.key}\n--- value\n{e.value}")
+        used = await client.retrievals(experience_id=e.id, limit=10)
+        tail = ("\n--- last used\n" + "\n".join(retrieval_line(r, job=True) for r in used)) if used else ""
+        emit(args, e, f"{head}\ntask: {e.task}\n--- key\n{e.key}\n--- value\n{e.value}{tail}")
+    elif action == "used":
+        retrieved = await client.retrievals(job_id=args.job)
+        emit(args, retrieved, "\n".join(retrieval_line(r) for r in retrieved)
+             or f"no experience reached the prompts of job {args.job}")
     elif action in ("pin", "unpin"):
         e = await client.pin_experience(args.id, action == "pin")
         emit(args, e, f"#{e.id} {'pinned' if e.pinned else 'unpinned'}")

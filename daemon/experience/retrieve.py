@@ -2,7 +2,9 @@
 
 Candidates come from FTS5 (BM25, any word of the query); they are re-ranked by TF-IDF cosine
 between the query and each experience's key and task (hybrid lexical ranking), and, for agent
-pools, by relevance × reward. What is chosen is rendered as one quoted-data block.
+pools, by relevance × reward. What is chosen is rendered as one quoted-data block, and each keeps
+why it matched (:meth:`Retrieved.reason`: its use, the query's words its key and task share, the
+cosine), which the retrieval log records.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from typing import TYPE_CHECKING
 
 from daemon.agents.model import Phase, Produces
 from daemon.experience.settings import ExperienceSettings
-from daemon.experience.text import Corpus, clip, quoted, tokens_of
+from daemon.experience.text import Corpus, clip, quoted, tokens_of, words
 from storage.experience import Experience
+from storage.verbs.retrievals import MAX_MATCHED, Retrieval
 
 if TYPE_CHECKING:
     from storage import AsyncStore
@@ -26,6 +29,22 @@ class Retrieved:
     experience: Experience
     relevance: float
     text: str
+    why: str = ""  # what it is used as: "hint", "solution" or "example"
+    matched: tuple[str, ...] = ()
+
+    def reason(self) -> Retrieval:
+        return Retrieval(self.experience.id, self.why, self.matched, self.relevance)
+
+
+def matched_words(query: str, text: str) -> tuple[str, ...]:
+    """The words of ``query`` that ``text`` holds too, in the query's order (as the ranking reads both)."""
+    held = set(words(text))
+    return tuple(w for w in dict.fromkeys(words(query)) if w in held)[:MAX_MATCHED]
+
+
+def why_matched(query: str, experience: Experience) -> tuple[str, ...]:
+    """What :func:`ranked` compared: the query's words the experience's key and task share."""
+    return matched_words(query, f"{experience.key}\n{experience.task}")
 
 
 async def ranked(store: AsyncStore, query: str, *, pools: list[str], workspace_id: int | None, floor: int | None,
@@ -67,7 +86,8 @@ async def for_phase(store: AsyncStore, settings: ExperienceSettings, *, chain: s
         if hints and hints[0][1] >= settings.min_relevance:
             hint, relevance = hints[0]
             found.append(Retrieved(hint, relevance, f"In a similar earlier task ({clip(hint.task, 200)}), this "
-                                                    f"instruction moved similar code forward:\n{hint.value}"))
+                                                    f"instruction moved similar code forward:\n{hint.value}",
+                                   "hint", why_matched(query, hint)))
             query = f"{hint.value}\n{query}"
         solutions = [(e, r) for e, r in await ranked(store, query, pools=["assistant"], workspace_id=workspace_id,
                                                      floor=floor) if of_files(e, files)]
@@ -75,7 +95,7 @@ async def for_phase(store: AsyncStore, settings: ExperienceSettings, *, chain: s
             solution, relevance = solutions[0]
             found.append(Retrieved(solution, relevance, f"For a similar instruction in an earlier task "
                                                         f"({clip(solution.task, 200)}), this code was the result:\n"
-                                                        f"{solution.value}"))
+                                                        f"{solution.value}", "solution", why_matched(query, solution)))
     examples = await ranked(store, query, pools=["agent"], workspace_id=workspace_id, floor=floor, chain=chain,
                             phase=phase.name, role=role)
     # An example can only make a phase converge faster: one that concluded at once before gets none (a
@@ -89,12 +109,13 @@ async def for_phase(store: AsyncStore, settings: ExperienceSettings, *, chain: s
             continue
         found.append(Retrieved(example, relevance, f"A reply by the {role} that worked well in this step of a "
                                                    f"similar earlier task ({clip(example.task, 200)}):\n"
-                                                   f"{example.value}"))
+                                                   f"{example.value}", "example", why_matched(query, example)))
     return found
 
 
 def learnings_block(learnings: list[Experience], files: list[str], budget_tokens: int) -> tuple[str, list[int]]:
-    """What people said about earlier findings, the reviewed files' first."""
+    """What people said about earlier findings, the reviewed files' first (each is shown for being this
+    repository's: :func:`learning_reason`)."""
     order = sorted(learnings, key=lambda e: (e.data.get("file") not in files, -e.created))
     lines, used, spent = [], [], 0
     for learning in order:
@@ -108,6 +129,13 @@ def learnings_block(learnings: list[Experience], files: list[str], budget_tokens
         return "", []
     return (quoted("What the people of this repository said about earlier review findings; do not report "
                    "again what they dismissed on the same code.", lines), used)
+
+
+def learning_reason(learning: Experience, files: list[str]) -> Retrieval:
+    """Why a person's word reached a review: it is this repository's; ``matched``: the reviewed file it
+    is about, when it is about one of them."""
+    file = learning.data.get("file")
+    return Retrieval(learning.id, "learning", (file,) if isinstance(file, str) and file in files else ())
 
 
 def fit(found: list[Retrieved], budget_tokens: int) -> tuple[str, list[int]]:

@@ -1,7 +1,8 @@
 """One job's experience: the hook the agent engine calls (``RunContext(..., experience=...)``).
 
 During the run it puts retrieved experience into phase prompts (as quoted data, within
-``prompt_tokens``), counts every retrieval, decides workflow shortcuts (Co-Saving), keeps a
+``prompt_tokens``), counts every retrieval with why it matched (the retrieval log, and a note in the
+job's events that the viewer and ``troupe experience used JOB`` show), decides workflow shortcuts (Co-Saving), keeps a
 dismissed kind of finding from coming back, and records what each phase did. When the run ends,
 ``capture`` keeps what mining needs from the scratch copy before it is removed (bounded), and
 ``mine`` turns it into experience (see :mod:`daemon.experience.mining`)::
@@ -29,6 +30,7 @@ from daemon.experience.text import clip
 from daemon.experience.workflow import SimilarRun, StepPlan, plan_step, trajectory_steps
 from daemon.json_types import JsonDict
 from daemon.payloads import CodeStateData, LogData, ToolRunData
+from storage.verbs.retrievals import Retrieval
 
 if TYPE_CHECKING:
     from daemon.agents.dialogue import Dialogue
@@ -107,6 +109,7 @@ class JobExperience:
         self._floor: int | None = None
         self._floor_read = False
         self._history: list[SimilarRun] | None = None
+        self._history_why: dict[int, Retrieval] = {}  # each similar run's experience: why it matched
         self._pending: list[int] = []
 
     # -- events ------------------------------------------------------------------------------
@@ -131,10 +134,12 @@ class JobExperience:
             note = LogData(text=text, experience=True, step=step, cycles=cycles, learning=learning)
             await self._emit(Event(note, phase=phase, job_id=self.job_id))
 
-    async def _count(self, ids: list[int], phase: str | None) -> None:
-        if ids:
-            await self.store.count_retrievals(ids, job_id=self.job_id, phase=phase)
-            self.used.extend(ids)
+    async def _count(self, reasons: list[Retrieval], phase: str | None) -> None:
+        """Log these retrievals with why each matched (the store's log, and one note in the job's events)."""
+        if reasons:
+            await self.store.count_retrievals(reasons, job_id=self.job_id, phase=phase)
+            self.used.extend(r.experience_id for r in reasons)
+            await self._log("experience retrieved: " + "; ".join(describe(r) for r in reasons), phase)
 
     async def _batch_floor(self) -> int | None:
         if not self._floor_read:
@@ -149,7 +154,13 @@ class JobExperience:
                                           workspace_id=self.workspace_id, floor=await self._batch_floor())
             self._history = [(sim, e.id, e.data) for e, sim in found if sim >= self.settings.task_similarity
                              and e.data.get("ok") and e.data.get("tests_ok") is not False]
+            self._history_why = {e.id: Retrieval(e.id, "workflow", retrieve.why_matched(task, e), sim)
+                                 for e, sim in found}
         return self._history
+
+    def _runs(self, ids: list[int]) -> list[Retrieval]:
+        """Why the similar runs a workflow shortcut rests on matched."""
+        return [self._history_why.get(i) or Retrieval(i, "workflow") for i in ids]
 
     async def plan_loop(self, spec: JobSpec, chain: Chain, loop: Loop) -> StepPlan | None:
         """How many cycles ``loop`` may run (0: skip it), or None to run it as configured.
@@ -160,7 +171,7 @@ class JobExperience:
                          min_support=self.settings.min_support, urgency=self.settings.urgency)
         if plan is not None:
             self.plans.append(plan)
-            await self._count(plan.used, loop.name)
+            await self._count(self._runs(plan.used), loop.name)
             await self._log(f"workflow shortcut: {plan.reason}", None, step=plan.step, cycles=plan.cycles)
         return plan
 
@@ -176,17 +187,19 @@ class JobExperience:
                              min_support=self.settings.min_support, urgency=self.settings.urgency)
             if plan is not None and plan.skip:
                 self.plans.append(plan)
-                await self._count(plan.used, phase.name)
+                await self._count(self._runs(plan.used), phase.name)
                 await self._log(f"workflow shortcut: {plan.reason}", phase.name, step=plan.step)
                 return Guidance(skip=plan.reason)
-        budget, blocks, used = self.settings.prompt_tokens, [], []
+        budget, blocks = self.settings.prompt_tokens, []
+        used: list[Retrieval] = []
         if phase.produces is Produces.FINDINGS and self.workspace_id is not None:
             stored = await self.store.list_experience(pool="learning", workspace_id=self.workspace_id, limit=200)
             self._learnings = [e for e in stored if e.workspace_id == self.workspace_id]
             block, ids = retrieve.learnings_block(self._learnings, list(spec.files), budget // 2)
             if block:
                 blocks.append(block)
-                used += ids
+                by_id = {e.id: e for e in self._learnings}
+                used += [retrieve.learning_reason(by_id[i], list(spec.files)) for i in ids]
                 budget -= len(block) // 4
         if phase.produces is not Produces.FINDINGS:  # another file's findings are no example for this one
             found = await retrieve.for_phase(self.store, self.settings, chain=chain.name, phase=phase,
@@ -196,9 +209,10 @@ class JobExperience:
             block, ids = retrieve.fit(found, budget)
             if block:
                 blocks.append(block)
-                used += ids
+                reasons = {r.experience.id: r.reason() for r in reversed(found)}  # the first of an id wins
+                used += [reasons[i] for i in ids]
         await self._count(used, phase.name)
-        self._pending = used
+        self._pending = [r.experience_id for r in used]
         return Guidance(note="".join(f"\n\n{block}" for block in blocks))
 
     async def after_phase(self, phase: Phase, cycle: int | None, dialogue: Dialogue, product: Product,
@@ -214,7 +228,10 @@ class JobExperience:
                     kept.append(finding)
                     continue
                 self.suppressed.append({"finding": finding.to_dict(), "learning": match.id})
-                await self._count([match.id], phase.name)
+                shared = tuple(sorted(people.terms(finding.message) & people.terms(match.data.get("message", ""))))
+                await self._count([Retrieval(match.id, "screening", shared,
+                                                      people.overlap(finding.message, match.data.get("message", "")))],
+                                  phase.name)
                 await self._log(f"finding not reported again: {finding.file}:{finding.start_line} "
                                 f"{finding.message!r} (the user dismissed it before: learning #{match.id})",
                                 phase.name, learning=match.id)
@@ -274,3 +291,10 @@ class JobExperience:
 
         return await mine(self.store, self.settings, self.record, gateway)
 
+
+def describe(reason: Retrieval) -> str:
+    """One retrieval as a person reads it: ``#12 example (relevance 0.42; matched: clamp, high)``."""
+    said = [f"relevance {reason.relevance:.2f}"] if reason.relevance is not None else []
+    if reason.matched:
+        said.append("matched: " + ", ".join(reason.matched[:8]) + (" …" if len(reason.matched) > 8 else ""))
+    return f"#{reason.experience_id} {reason.why or 'used'}" + (f" ({'; '.join(said)})" if said else "")

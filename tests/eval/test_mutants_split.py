@@ -100,6 +100,7 @@ async def test_the_held_out_half_reads_what_the_learning_half_of_the_same_reposi
         try:
             await run_split(suite, ctx, report, on_result=on_result)
             store = await client.export_experience()  # every workspace's, before the run forgets them
+            held_on = [r for job in prompts[2][0].result.jobs for r in await client.retrievals(job_id=job)]
         finally:
             await ctx.close()
 
@@ -118,6 +119,10 @@ async def test_the_held_out_half_reads_what_the_learning_half_of_the_same_reposi
     assert any(EXPERIENCE in p for p in on), "the held-out jobs read what the learning half left"
     assert prompts[2][0].experience_used and prompts[1][0].experience_used == 0
     assert any(rewritten(first.data["original"]).strip() in p for p in on), "the team's own fix came back"
+    # each retrieval is logged with why it matched: its use, the words it shares with the query, the cosine
+    assert held_on and {r.why for r in held_on} <= {"hint", "solution", "example", "workflow"}, held_on
+    assert all(r.matched and r.relevance is not None and r.relevance > 0 for r in held_on), held_on
+    assert all(r.job_id in prompts[2][0].result.jobs and r.pool for r in held_on)
 
     # What the team learnt is what it saw and did: never the original line it had to find, which the
     # eval alone knows (and its review of the unmutated file shows), nor what the mutant is.

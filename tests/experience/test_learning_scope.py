@@ -1,13 +1,15 @@
 """Experience is scoped by repository: a finding a person dismissed in one repository (through the
 API, as the editor's "dismiss" and Slack's buttons do) keeps the same finding from coming back
 there, and never silences it, nor reaches the reviewer's prompt, in another repository holding the
-same code. Through a real daemon (the agent engine, experience on) and the fake LLM."""
+same code. Through a real daemon (the agent engine, experience on) and the fake LLM; the retrieval
+log says why the learning reached each review (``troupe experience used JOB``)."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +20,7 @@ import pytest
 from daemon.client import DaemonClient
 from daemon.messages import SubmitJob
 from daemon.payloads import LogData
-from tests.daemon.conftest import DaemonProcess, daemon_env, wait_for
+from tests.daemon.conftest import REPO, DaemonProcess, daemon_env, wait_for
 from tests.fakes.llm_server import FakeLLM
 
 APP = '''def divide(a, b):
@@ -53,6 +55,13 @@ def daemon(llm: FakeLLM) -> Iterator[DaemonProcess]:
     shutil.rmtree(home, ignore_errors=True)
 
 
+def troupe(daemon: DaemonProcess, *args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "daemon.cli.main", *args], cwd=REPO, text=True,
+                          capture_output=True, env=daemon.env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def repository(root: Path) -> Path:
     root.mkdir(parents=True)
     (root / "app.py").write_text(APP)
@@ -60,10 +69,14 @@ def repository(root: Path) -> Path:
     return root
 
 
+JOBS: list[str] = []  # the reviews' job ids, in order
+
+
 async def review(client: DaemonClient, repo: Path) -> tuple[list[str], list[int]]:
     """Review app.py in ``repo``: the messages of the findings that job reported (open ones), and the
     learnings its experience notes say kept a finding from being reported again."""
     job = await client.submit(SubmitJob(kind="review", workspace=str(repo), files=["app.py"]))
+    JOBS.append(job.id)
     done = await wait_for(client, job.id, timeout=60)
     assert done.state == "succeeded", done.error
     reported = [f.message for f in await client.findings(str(repo)) if f.job_id == job.id and f.rule is None]
@@ -73,6 +86,7 @@ async def review(client: DaemonClient, repo: Path) -> tuple[list[str], list[int]
 
 async def test_a_finding_dismissed_in_one_repository_never_silences_it_in_another(
         llm: FakeLLM, daemon: DaemonProcess, tmp_path: Path) -> None:
+    JOBS.clear()
     first, other = repository(tmp_path / "first"), repository(tmp_path / "other")
     async with daemon.client() as client:
         for repo in (first, other):
@@ -94,3 +108,24 @@ async def test_a_finding_dismissed_in_one_repository_never_silences_it_in_anothe
         assert [e.id for e in await client.experience(pool="learning", workspace=str(other))] == []
 
         assert await review(client, first) == ([], [learning.id]), "and the first repository still does not"
+
+        # why it reached the first repository's reviews, as the log, the job's notes and the CLI say
+        logged = await client.retrievals(job_id=JOBS[1])
+        assert [(r.experience_id, r.why, r.pool) for r in logged] == [
+            (learning.id, "learning", "learning"), (learning.id, "screening", "learning")]
+        shown, screened = logged
+        assert shown.matched == ["app.py"] and shown.relevance is None, "a word of this repository's, on this file"
+        assert {"divide", "handle"} <= set(screened.matched) and screened.relevance == 1.0, screened
+        assert await client.retrievals(job_id=JOBS[2]) == [], "nothing of it reached the other repository"
+        notes = [e.payload.text for e in (await client.event_list(JOBS[1])).events
+                 if isinstance(e.payload, LogData) and e.payload.text.startswith("experience retrieved:")]
+        assert notes == [f"experience retrieved: #{learning.id} learning (matched: app.py)",
+                         f"experience retrieved: #{learning.id} screening (relevance 1.00; matched: "
+                         + ", ".join(screened.matched) + ")"]
+        assert [r.job_id for r in await client.retrievals(experience_id=learning.id)] == [JOBS[3]] * 2 + [JOBS[1]] * 2
+
+    used = troupe(daemon, "experience", "used", JOBS[1])
+    assert f"#{learning.id:<5} learning   learning   matched: app.py" in used, used
+    assert "screening  relevance 1.00; matched: " in used, used
+    assert "no experience reached the prompts of job" in troupe(daemon, "experience", "used", JOBS[2])
+    assert f"job {JOBS[3]} review" in troupe(daemon, "experience", "show", str(learning.id)), "where it was used"
