@@ -133,3 +133,29 @@ async def test_the_held_out_half_reads_what_the_learning_half_of_the_same_reposi
         assert text.lower() not in dumped.lower(), text
         assert not any(text.lower() in json.dumps(r.body).lower() for r in llm.requests), text
     assert any(original in p for p in learn), "the learning half's review of the unmutated file did show it"
+
+
+def test_troupe_eval_mutants_experience_split_prints_a_row_per_half_and_saves_the_order(
+        repo: Path, llm: FakeLLM, learning_daemon: DaemonProcess, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from daemon.cli.main import main
+
+    for name in ("TROUPE_HOME", "TROUPE_AUTOSTART", "XDG_CONFIG_HOME"):
+        monkeypatch.setenv(name, learning_daemon.env[name])
+    monkeypatch.delenv("TROUPE_SERVER_URL", raising=False)
+    llm.reset()
+    llm.default_reply = team_model(MutantsSuite(repo, n=2, seed=SEED).items())
+    out = tmp_path / "split.json"
+
+    assert main(["eval", "mutants", "--repo", str(repo), "-n", "2", "--seed", str(SEED), "--experience-split",
+                 "--model", MODEL, "--job-timeout", "60", "--out", str(out)]) == 0
+
+    table = capsys.readouterr().out
+    assert "1 items learn, 1 held out (ordered)" in table, table
+    assert [line.split("  ")[0].strip() for line in table.splitlines()[2:5]] == [
+        "learn (on)", "held-out (off)", "held-out (on)"], table
+    saved = json.loads(out.read_text())
+    assert saved["order"] == "ordered" and saved["halves"]["learn"] == [saved["results"][0]["item"]]
+    assert [(s["half"], s["experience"], s["scores"]["clean_files"]) for s in saved["summary"]] == [
+        ("learn", "on", 1), ("held-out", "off", 1), ("held-out", "on", 1)]
+    assert saved["results"][0]["experience_used"] == 0, "a run's store starts empty, whatever the daemon learnt before"
