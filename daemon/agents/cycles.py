@@ -17,12 +17,16 @@ A test loop (``until = "tests_pass"``):
 - ``unchanged``: the last cycle's fix kept the code as it was, so the tests fail as before and the
   next cycle would send the prompt just answered again.
 
+After a test loop's cycle, an attempt that passes fewer tests than the code it started from is undone
+(``undo_if_worse``), and the loop ends: its next cycle would send the same prompt again.
+
 Each returns the reason a person reads in the transcript, or None (the cycle runs). ``view_for``
 says what the next phase's ``{code}`` shows (``daemon.agents.scope``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -30,6 +34,7 @@ from daemon.agents.model import Loop, Until
 from daemon.agents.scope import View, changed_since, named_paths, with_imports
 from daemon.agents.workbench import Workbench
 from daemon.lint.check import static_check
+from daemon.payloads import LogData
 
 if TYPE_CHECKING:
     from daemon.agents.tools import Tools
@@ -106,6 +111,32 @@ async def _addressed(review: LastReview, changed: list[str], bench: Workbench, t
     what = f"the comment on {', '.join(review.named)} was addressed" if review.named else "the fix changed the code"
     return (f"{what} ({', '.join(changed)} changed), ruff finds nothing in the changed files and the tests pass "
             f"({report.passed} passed)")
+
+
+async def undo_if_worse(loop: Loop, before: TestReport, seen: dict[str, str], bench: Workbench, tools: Tools,
+                        say: Callable[[LogData], Awaitable[None]]) -> bool:
+    """A test loop's attempt that leaves fewer tests passing than it found (or none running) is undone:
+    the files go back to ``seen`` (what the cycle started from), so the best code so far is what the
+    next phase, or the job's change, gets. True when it was undone."""
+    scratch = bench.scratch
+    now = bench.snapshot()
+    if scratch is None or now == seen:
+        return False
+    after = await tools.tests()
+    if after.ok or after.passed >= before.passed:
+        return False
+    for path in sorted(now.keys() | seen.keys()):
+        text = seen.get(path, scratch.text_at(0, path))
+        if text is None:
+            scratch.delete(path)
+        else:
+            scratch.write(path, text)
+    reason = (f"loop {loop.name!r}: its attempt passed {after.passed} test(s) against {before.passed} before it, "
+              "so it is undone")
+    scratch.snapshot(reason)
+    bench.test_report = before  # the run of the code as it is again
+    await say(LogData(level="info", text=reason, reason=reason))
+    return True
 
 
 def view_for(loop: Loop, position: int, cycle: int, bench: Workbench, review: LastReview | None) -> View | None:

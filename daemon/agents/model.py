@@ -77,7 +77,10 @@ TEMPLATE_FIELDS: dict[str, str] = {
     "failing_tests": "the related tests of the files under review that fail, with their assertions (empty: none)",
     "suspects": "the reviewer's suggestions that carry a fix, to reproduce with a test (empty: none)",
     "other_files": "the repository's files besides the ones the user named (empty: there are none)",
-    "to_rewrite": "the files whose docstring examples fail, without those functions' bodies (empty: none fail)",
+    "to_rewrite": ("the files whose docstring examples fail, without those functions' bodies; none failing, the short "
+                   "files whose functions the failing tests name, without those (empty: neither)"),
+    "rewrite_reason": "what {to_rewrite} answers: the code does not do what its docstrings say, or the tests fail",
+    "rewrite_goal": "what the rewritten bodies must do: what the docstrings say, or pass the tests",
     "code_map": "the team's files with their definitions, docstrings and options (not their code)",
     "imports": "modules the code imports from outside the standard library and the project (empty: none)",
 }
@@ -87,7 +90,7 @@ EMPTY_FIELD_MEANS: dict[str, str] = {
     "imports": "the code imports nothing outside the standard library and its own files",
     "lint": "the static checks found nothing", "unfinished": "nothing is left unfinished",
     "other_files": "the repository holds only the files the user named",
-    "to_rewrite": "no docstring example fails",
+    "to_rewrite": "no docstring example fails, and no failing test names a function of a short file",
     "examples": "no docstring example fails",
     "failing_tests": "no related test fails (or none exists)",
     "suspects": "no suggestion with a fix to reproduce",

@@ -104,7 +104,7 @@ class Producer:
         scratch = self.bench.scratch
         if scratch is None:
             raise PhaseFailed(f"phase {phase.name!r} writes code but the job has no workspace copy")
-        focus = self.bench.focus_files()
+        focus = self.bench.code_focus()
         default = focus[0] if len(focus) == 1 else (NEW_PROGRAM_PATH if not self.bench.all_files() else None)
         reply, warnings = result.last_reply, []
         # what is wrong, when the examples show it and the prompt did not already: else a resend says nothing

@@ -29,7 +29,7 @@ from pathlib import Path
 from daemon.agents.accounting import Meter
 from daemon.agents.checkpoint import CheckpointError, make_checkpoint, restore
 from daemon.agents.context import RunContext
-from daemon.agents.cycles import LastReview, seen_review, skip_reason, view_for
+from daemon.agents.cycles import LastReview, seen_review, skip_reason, undo_if_worse, view_for
 from daemon.agents.dialogue import Dialogue
 from daemon.agents.findings import Finding, failing_test_findings, lint_findings
 from daemon.agents.hooks import NO_HOOKS, DelegatedPhase, LoopControl, PhaseDelegate, RunHooks
@@ -247,8 +247,10 @@ class _Run:
                     await self.say(LogData(level="warning", text=self.outcome.warnings[-1]))
                 return
             idle = True  # every phase of the cycle was skipped: the next cycle would be the same
+            before = None  # the tests as this cycle's fix found them (a cycle resumed mid-way: unknown)
             if loop.until is Until.TESTS_PASS and first_phase == 0:
                 self.last_review = LastReview(seen=self.bench.snapshot())  # what this cycle's fix starts from
+                before = self.bench.test_report
             for position in range(first_phase, len(loop.phases)):
                 phase = loop.phases[position]
                 self.bench.view = view_for(loop, position, cycle, self.bench, self.last_review)
@@ -270,6 +272,9 @@ class _Run:
                 await self._checkpoint(following, phase.name)
             if idle:
                 return
+            if before is not None and self.last_review is not None and await undo_if_worse(
+                    loop, before, self.last_review.seen, self.bench, self.tools, self.say):
+                return  # the next cycle would start from the same code, with the same prompt
             first_phase = 0
 
     async def _attempt_failed(self, loop: Loop, exc: PhaseFailed) -> None:

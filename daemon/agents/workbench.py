@@ -131,6 +131,12 @@ class Workbench:
                 names.append(failure.file)
         return [n for n in dict.fromkeys(names) if self.read(n) is not None]
 
+    def code_focus(self) -> list[str]:
+        """The focus files that are code: the tests a failure names are in focus too, but it is the
+        code that a change edits (one such file is asked for, and taken, whole)."""
+        named = {*self.spec.files, *([self.spec.selection.path] if self.spec.selection else [])}
+        return [f for f in self.focus_files() if f in named or not is_test_file(f)]  # a test the user named stays
+
     def focus_lines(self) -> dict[str, list[int]]:
         """The lines each file's excerpt must hold when the file is too large to show whole: the
         diff's hunks, the selection, and the lines failing tests' and examples' tracebacks name."""
@@ -180,7 +186,8 @@ class Workbench:
                   "examples": lambda: example_failures(self.examples),
                   "failing_tests": self.failing_tests, "suspects": self.suspects,
                   "other_files": lambda: ", ".join(p for p in self.all_files() if p not in self.spec.files),
-                  "to_rewrite": self.to_rewrite}
+                  "to_rewrite": self.to_rewrite, "rewrite_reason": self.rewrite_reason,
+                  "rewrite_goal": self.rewrite_goal}
         if name not in simple and name in {p.name for p in self.chain.phases()}:
             conclusion = self.conclusions.get(name, "(not decided yet)")
             return "" if conclusion.startswith("(skipped: ") else conclusion  # the runner's mark of a skip
@@ -205,28 +212,71 @@ class Workbench:
         new program in an empty workspace: every file whole, ``main.py`` the example (the bare build call's words)."""
         if self.chain.start == "empty" and not self.all_files():
             return NEW_PROGRAM_FORMAT
-        focus = self.focus_files() if self.chain.start == "repository" else []
-        text = self.read(focus[0]) if len(focus) == 1 and not is_test_file(focus[0]) else None
+        focus = self.code_focus() if self.chain.start == "repository" else []
+        text = self.read(focus[0]) if len(focus) == 1 else None
         if text is None or len(text.splitlines()) > ONE_FILE_LINES:
             return EDIT_FORMAT_HELP.strip()
         lang = _LANGUAGES.get(Path(focus[0]).suffix, "")
         return f"Reply with the whole corrected {focus[0]} in one ```{lang} block."  # the bare call's words
 
     def to_rewrite(self) -> str:
-        """The files whose docstring examples fail, each with those functions' bodies left out: what a
-        model writes anew from the docstrings when its repairs do not pass ("" when none fail)."""
+        """The functions to write anew when repairs do not pass, each file with their bodies left out
+        ("" when there are none): those whose docstring examples fail; when none fail but the tests
+        do, those of a short focus file that the failures name (:meth:`named_by_failures`)."""
         failing: dict[str, list[int]] = {}
         for failure in getattr(self.examples, "failures", None) or []:
             if failure.file and failure.line:
                 failing.setdefault(failure.file, []).append(failure.line)
+        named = {} if failing else self.named_by_failures()
         parts = []
-        for path, lines in failing.items():
+        for path in dict.fromkeys([*failing, *named]):
             text = self.read(path)
-            outline, names = without_bodies(text, lines) if text is not None else ("", [])
+            outline, names = (without_bodies(text, failing.get(path, ()), named.get(path, ())) if text is not None
+                              else ("", []))
             if names:
                 lang = _LANGUAGES.get(Path(path).suffix, "")
                 parts.append(f"{path}, without the body of {', '.join(names)}:\n```{lang}\n{outline.rstrip()}\n```")
         return "\n\n".join(parts)
+
+    def rewrite_reason(self) -> str:
+        """What the rewrite prompt says is wrong: the docstring examples fail, or the tests do."""
+        examples_fail = bool(getattr(self.examples, "failures", None))
+        return "The code does not do what its docstrings say" if examples_fail else "The tests fail"
+
+    def rewrite_goal(self) -> str:
+        examples_fail = bool(getattr(self.examples, "failures", None))
+        return "the function does what its docstring says" if examples_fail else \
+            "the tests pass and each function does what the user asks"
+
+    def named_by_failures(self) -> dict[str, set[str]]:
+        """The functions of each short Python focus file (not a test file) that the failing tests name:
+        a traceback line inside the function, its name in the output (``decode(...)``), or a test named
+        after it (``test_decode_a_sentence``). Empty when the tests pass, did not run or cannot run here."""
+        report = self.test_report
+        if report is None or report.ok or not report.ran or report.cannot_run or not report.failures:
+            return {}
+        text = "\n".join(f"{f.test_id}\n{f.message}\n{f.output}" for f in report.failures)
+        words = set(re.findall(r"[A-Za-z_]\w*", text))
+        tests = [w for w in words if w.startswith("test")]
+        lines: dict[str, set[int]] = {}
+        for failure in report.failures:
+            if failure.file and failure.line:
+                lines.setdefault(failure.file, set()).add(failure.line)
+        named: dict[str, set[str]] = {}
+        for path in self.focus_files():
+            source = self.read(path)
+            if not path.endswith(".py") or is_test_file(path) or source is None or \
+                    len(source.splitlines()) > ONE_FILE_LINES:
+                continue
+            for symbol in symbols_for(path, source):
+                name = symbol.name.rsplit(".", 1)[-1]
+                if symbol.kind == "class":
+                    continue
+                inside = any(symbol.line <= line <= symbol.end_line for line in lines.get(path, ()))
+                called = name in words or any(re.search(rf"(?:^|_){re.escape(name)}(?:_|$)", t) for t in tests)
+                if inside or (called and not name.startswith("__")):
+                    named.setdefault(path, set()).add(name)
+        return named
 
     def excerpt(self, path: str, text: str, token_budget: int, *, line_numbers: bool) -> str:
         """``path``'s parts that matter here when it is too large to show whole ("" when nothing says

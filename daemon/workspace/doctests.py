@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Collection
 from pathlib import Path
 
 from daemon.workspace.interpreter import project_python
@@ -169,10 +170,11 @@ def merged(tests: TestReport, doctests: TestReport | None) -> TestReport:
                       cannot_run=tests.cannot_run)  # made anew: its summary is the merged run's
 
 
-def without_bodies(text: str, lines: list[int]) -> tuple[str, list[str]]:
-    """``text`` with the bodies of the functions whose docstrings hold ``lines`` (failing examples)
-    left out — signature and docstring kept — so they can be written anew from their docstrings;
-    and those functions' names. Unchanged (and no names) when the text does not parse."""
+def without_bodies(text: str, lines: Collection[int] = (), names: Collection[str] = ()) -> tuple[str, list[str]]:
+    """``text`` with the bodies of some functions left out — signature and docstring kept — so they
+    can be written anew: those whose docstrings hold ``lines`` (failing examples), and those called
+    ``names`` (what failing tests name), docstring or not; and those functions' names. Unchanged (and
+    no names) when the text does not parse."""
     import ast
 
     try:
@@ -184,11 +186,14 @@ def without_bodies(text: str, lines: list[int]) -> tuple[str, list[str]]:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.end_lineno is None:
             continue
         doc = node.body[0] if node.body and isinstance(node.body[0], ast.Expr) else None
-        if doc is None or not isinstance(getattr(doc, "value", None), ast.Constant):
+        if doc is not None and not isinstance(getattr(doc, "value", None), ast.Constant):
+            doc = None
+        failing = doc is not None and any(doc.lineno <= line <= (doc.end_lineno or doc.lineno) for line in lines)
+        if not failing and node.name not in names:
             continue
-        if any(doc.lineno <= line <= (doc.end_lineno or doc.lineno) for line in lines):
-            # a function that is only its docstring (a stub) has nothing to cut, but is to be written too
-            cut[node.name] = (node.body[1].lineno, node.end_lineno) if len(node.body) > 1 else (0, 0)
+        body = node.body[1:] if doc is not None else node.body
+        # a function that is only its docstring (a stub) has nothing to cut, but is to be written too
+        cut[node.name] = (body[0].lineno, node.end_lineno) if body else (0, 0)
     kept = text.splitlines(keepends=True)
     for start, end in sorted(cut.values(), reverse=True):
         if start:

@@ -1,6 +1,6 @@
 """What the tests say after a change reaches the result: a repository without tests skips the
-test loop (and says why), a change that leaves tests failing says so, and the fix loop mends the
-files that exist instead of inventing new ones."""
+test loop (and says why), a change that leaves tests failing says so, and a fix mends the files
+that exist instead of inventing new ones."""
 
 from __future__ import annotations
 
@@ -57,10 +57,12 @@ async def test_a_change_that_leaves_the_tests_failing_says_so(fake_llm, make_run
     assert "loop 'test': the tests still fail after 2 cycle(s)" in warned
 
 
-async def test_the_fix_loop_may_not_invent_files(fake_llm, make_runner, tmp_path):
+async def test_a_fix_may_not_invent_files(fake_llm, make_runner, tmp_path):
     repo = write_tree(tmp_path / "repo", {"gcd.py": BUGGY, "test_gcd.py": TEST})
     script(fake_llm, whole("gcd.py", BUGGY.replace("-a", "-a  # looked at")))
-    fake_llm.add_rule(whole("src/app/main.py", "from app.gcd import gcd\n"), user=FIX_PROMPT, times=1)
+    # the first fix: gcd written anew, as the failing test names it (then the test loop, were it still failing)
+    fake_llm.add_rule(whole("src/app/main.py", "from app.gcd import gcd\n"), user="Write each missing body anew",
+                      times=1)
     fake_llm.enqueue(whole("gcd.py", FIXED))  # the answer to the correction
     outcome = await make_runner().run(JobSpec(chain="change", task=TASK, workspace=repo))
     assert outcome.status == "succeeded", outcome.error
