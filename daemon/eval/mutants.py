@@ -356,6 +356,12 @@ class MutantsSuite:
         """The team's job options: the test command the scoring uses, when it is not the runner's own."""
         return JobOptions(test_command=self._test_command or None)
 
+    def answer_in(self, result: ItemResult, texts: list[str]) -> bool:
+        """Whether the line the item's mutant replaced is, verbatim, in ``texts`` (``--experience-split``:
+        the experience that reached the item's prompts; :class:`daemon.eval.split.KnowsAnswer`)."""
+        original = result.detail.get("original")
+        return isinstance(original, str) and bool(original.strip()) and any(original.strip() in t for t in texts)
+
     def reference(self, model: str, results: list[ItemResult], rows: list[str]) -> tuple[str, JsonDict]:
         """What ``troupe eval`` prints under the table and saves as ``reference``: the drawing, and per
         row false findings per clean file and the tokens the review spent per caught mutant and the fix

@@ -19,6 +19,10 @@ off and on.
   line): it gets the lesser of the two, so what the eval alone knows never becomes experience.
 
 A row per (half, experience) with solved and tokens per solved item; the JSON has every result.
+A suite that knows each item's hidden answer (:class:`KnowsAnswer`: mutants, the line each mutant
+replaced) also gets the "answer in experience" column: of the held-out "on" items, those whose
+answer was, verbatim, in an experience that reached their prompts (the team's own earlier output,
+never the eval's). A gain there is recall of the same code, not something learnt that carries over.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
+from daemon.client import DaemonError
 from daemon.eval.report import RowSummary, head, render, short
 from daemon.eval.runner import run_suite
 from daemon.eval.suite import Context, Item, ItemResult, Row, Suite
@@ -46,6 +51,14 @@ SPLIT_ORDERS: tuple[SplitOrder, ...] = ("alternate", "ordered")
 _LESS = {"off": 0, "read": 1, "on": 2, "learn": 2}  # how much a job's experience mode lets it do
 ARMS: tuple[tuple[Half, Use], ...] = (("learn", "on"), ("held-out", "off"), ("held-out", "on"))
 LEARNT_LIMIT = 10_000  # the most experiences the run counts in its store
+
+
+@runtime_checkable
+class KnowsAnswer(Protocol):
+    """A suite that can tell whether ``texts`` (what reached an item's prompts as experience) hold the
+    item's hidden answer; asked after the item ran, so the answer never reaches a job."""
+
+    def answer_in(self, result: ItemResult, texts: list[str]) -> bool: ...
 
 
 def split_order(suite: object) -> SplitOrder:
@@ -113,10 +126,11 @@ class ArmResult:
     experience: Use
     result: ItemResult
     experience_used: int | None = None
+    answer_in_experience: bool | None = None  # held out, "on": its hidden answer was in that experience
 
     def to_json(self) -> JsonDict:
         return {"half": self.half, "experience": self.experience, "experience_used": self.experience_used,
-                **self.result.to_json()}
+                "answer_in_experience": self.answer_in_experience, **self.result.to_json()}
 
 
 @dataclass
@@ -140,6 +154,12 @@ class SplitReport:
                 and a.experience_used is not None]
         return f"{sum(1 for n in told if n)}/{len(told)}"
 
+    def answered(self, half: Half, use: Use) -> str:
+        """How many of the arm's items had their hidden answer in that experience ("—": not known)."""
+        told = [a.answer_in_experience for a in self.results if (a.half, a.experience) == (half, use)
+                and a.answer_in_experience is not None]
+        return f"{sum(told)}/{len(told)}" if told else "—"
+
     def summaries(self) -> list[tuple[Half, Use, RowSummary]]:
         return [(half, use, RowSummary.of(f"{half} ({use})", [a.result for a in self.results
                                                              if (a.half, a.experience) == (half, use)],
@@ -150,13 +170,15 @@ class SplitReport:
                 "order": self.order, "halves": {"learn": self.learn, "held-out": self.held_out},
                 "experience_learnt": self.learnt,
                 "started_at": self.started_at, "seconds": round(self.seconds, 1), "interrupted": self.interrupted,
-                "summary": [{"half": half, "experience": use, "experience_reached": self.reached(half, use), **vars(s)}
+                "summary": [{"half": half, "experience": use, "experience_reached": self.reached(half, use),
+                             "answer_in_experience": self.answered(half, use), **vars(s)}
                             for half, use, s in self.summaries()],
                 "results": [a.to_json() for a in self.results]}
 
     def table(self) -> str:
-        lines = [["half (experience)", *head(self.score_names), "experience reached"]]
-        lines += [[s.row, *s.cells(self.score_names), self.reached(half, use)] for half, use, s in self.summaries()]
+        lines = [["half (experience)", *head(self.score_names), "experience reached", "answer in experience"]]
+        lines += [[s.row, *s.cells(self.score_names), self.reached(half, use), self.answered(half, use)]
+                  for half, use, s in self.summaries()]
         done = "" if not self.interrupted else f" (interrupted: {len(self.results)} results)"
         learnt = "" if self.learnt is None else f"; the learning half left {self.learnt} experiences"
         return render(f"troupe eval {self.suite} --experience-split — {self.model} @ {short(self.commit)}, "
@@ -189,6 +211,8 @@ async def run_split(suite: Suite, ctx: DaemonContext, report: SplitReport, *, li
         for arm in arms:
             if use == "on":
                 arm.experience_used = await _used(ctx, arm.result)
+            if (half, use) == ("held-out", "on") and isinstance(suite, KnowsAnswer):
+                arm.answer_in_experience = suite.answer_in(arm.result, await _retrieved(ctx, arm.result))
         if half == "learn":
             stored = await ctx.client.experience(workspace=str(shared), limit=LEARNT_LIMIT)
             report.learnt = sum(e.workspace == str(shared) for e in stored)
@@ -202,3 +226,17 @@ async def _used(ctx: DaemonContext, result: ItemResult) -> int | None:
         if isinstance(digest, dict) and isinstance(digest.get("used"), int):
             used = (used or 0) + digest["used"]
     return used
+
+
+async def _retrieved(ctx: DaemonContext, result: ItemResult) -> list[str]:
+    """The whole text of every experience that reached the prompts of ``result``'s jobs (the log says
+    which); one deleted since is left out."""
+    texts: dict[int, str] = {}
+    for job_id in result.jobs:
+        for retrieval in await ctx.client.retrievals(job_id=job_id):
+            if retrieval.experience_id not in texts:
+                try:
+                    texts[retrieval.experience_id] = (await ctx.client.experience_item(retrieval.experience_id)).value
+                except DaemonError:
+                    texts[retrieval.experience_id] = ""
+    return [t for t in texts.values() if t]

@@ -41,9 +41,10 @@ def rewritten(original: str) -> str:
     return re.sub(r"\s*([<>]=?|[!=]=)\s*", r"\1", original)
 
 
-def team_model(items: list[Item]) -> Callable[[dict[str, Any]], str]:
+def team_model(items: list[Item], *, verbatim: bool = False) -> Callable[[dict[str, Any]], str]:
     """The reviewer points at the mutated line (line 13 of a file with no mutant: a false positive);
-    the fixer rewrites the mutated line as :func:`rewritten` says; anything else gets one sentence."""
+    the fixer rewrites the mutated line as :func:`rewritten` says (``verbatim``: puts the original line
+    back as it was); anything else gets one sentence."""
     def reply(body: dict[str, Any]) -> str:
         prompt = last_user(body)
         mine = own_part(prompt)
@@ -53,7 +54,8 @@ def team_model(items: list[Item]) -> Callable[[dict[str, Any]], str]:
             return f"LINE: {line}\nBUG: the comparison is the wrong way round\nFIX: compare the other way"
         if "so the tests pass" in prompt and mutant is not None:
             lines = mutant.data["text"].splitlines()
-            lines[mutant.data["line"] - 1] = rewritten(mutant.data["original"])
+            original = mutant.data["original"]
+            lines[mutant.data["line"] - 1] = original if verbatim else rewritten(original)
             return "calc/ops.py\n```python\n" + "\n".join(lines) + "\n```\n"
         return "The comparison in clamp is wrong."
     return reply
@@ -123,6 +125,9 @@ async def test_the_held_out_half_reads_what_the_learning_half_of_the_same_reposi
     assert held_on and {r.why for r in held_on} <= {"hint", "solution", "example", "workflow"}, held_on
     assert all(r.matched and r.relevance is not None and r.relevance > 0 for r in held_on), held_on
     assert all(r.job_id in prompts[2][0].result.jobs and r.pool for r in held_on)
+    # the held-out mutant's line as it was is not in what reached it (the team wrote its fix otherwise)
+    assert [a.answer_in_experience for a, _ in prompts] == [None, None, False]
+    assert report.to_json()["summary"][2]["answer_in_experience"] == "0/1"
 
     # What the team learnt is what it saw and did: never the original line it had to find, which the
     # eval alone knows (and its review of the unmutated file shows), nor what the mutant is.
@@ -144,7 +149,7 @@ def test_troupe_eval_mutants_experience_split_prints_a_row_per_half_and_saves_th
         monkeypatch.setenv(name, learning_daemon.env[name])
     monkeypatch.delenv("TROUPE_SERVER_URL", raising=False)
     llm.reset()
-    llm.default_reply = team_model(MutantsSuite(repo, n=2, seed=SEED).items())
+    llm.default_reply = team_model(MutantsSuite(repo, n=2, seed=SEED).items(), verbatim=True)
     out = tmp_path / "split.json"
 
     assert main(["eval", "mutants", "--repo", str(repo), "-n", "2", "--seed", str(SEED), "--experience-split",
@@ -159,3 +164,8 @@ def test_troupe_eval_mutants_experience_split_prints_a_row_per_half_and_saves_th
     assert [(s["half"], s["experience"], s["scores"]["clean_files"]) for s in saved["summary"]] == [
         ("learn", "on", 1), ("held-out", "off", 1), ("held-out", "on", 1)]
     assert saved["results"][0]["experience_used"] == 0, "a run's store starts empty, whatever the daemon learnt before"
+    # the learning half's fix put the line back as it was, and the held-out mutant replaced that same line:
+    # its answer reached it as experience (the team's own output), and the table says so
+    assert [r["answer_in_experience"] for r in saved["results"]] == [None, None, True]
+    assert [s["answer_in_experience"] for s in saved["summary"]] == ["—", "—", "1/1"]
+    assert "answer in experience" in table.splitlines()[1]
