@@ -3,7 +3,9 @@ kept per repository, shown to later reviews, and used to keep a dismissed kind o
 same code from coming back.
 
 The daemon records one when a finding's state is set through the API (the editor's "dismiss",
-Slack's buttons and thread replies); reopening the finding withdraws it.
+Slack's buttons and thread replies); reopening the finding withdraws it. It is kept with the
+repository of the finding, or where the job that made the finding was told to keep its experience
+(``options.experience_workspace``: an eval's run, whose items share one store): never globally.
 """
 
 from __future__ import annotations
@@ -52,13 +54,33 @@ def _read(root: str | None, file: str) -> str | None:
         return None
 
 
+async def learning_home(store: AsyncStore, finding: Finding) -> int:
+    """The workspace whose experience a person's word on ``finding`` joins: the one the job that made it
+    read and added experience in (``options.experience_workspace``), else the finding's own."""
+    import msgspec
+
+    from daemon.messages import SubmitJob
+
+    job = await store.get_job(finding.job_id) if finding.job_id else None
+    if job is None:
+        return finding.workspace_id
+    try:
+        shared = msgspec.convert(job.request or {"kind": "ask"}, SubmitJob).options.experience_workspace
+    except msgspec.ValidationError:  # a request stored by an older daemon: the finding's own repository
+        return finding.workspace_id
+    home = await store.find_workspace_for(shared) if shared else None
+    return home.id if home is not None else finding.workspace_id
+
+
 async def record_learning(store: AsyncStore, finding: Finding, state: str, reason: str | None,
                           root: str | None) -> Experience | None:
-    """Store what the person did with ``finding`` (a stored finding); returns the learning, or None
-    when the state teaches nothing. Reopening a finding withdraws what was learnt from it."""
+    """Store what the person did with ``finding`` (a stored finding) in its repository's experience
+    (:func:`learning_home`); returns the learning, or None when the state teaches nothing. Reopening a
+    finding withdraws what was learnt from it."""
+    home = await learning_home(store, finding)
     if state == "open":
-        for old in await store.list_experience(pool="learning", workspace_id=finding.workspace_id, limit=None):
-            if old.data.get("fingerprint") == finding.fingerprint and old.workspace_id == finding.workspace_id:
+        for old in await store.list_experience(pool="learning", workspace_id=home, limit=None):
+            if old.data.get("fingerprint") == finding.fingerprint and old.workspace_id == home:
                 await store.delete_experience(old.id)
         return None
     if state not in VERDICTS:
@@ -71,7 +93,7 @@ async def record_learning(store: AsyncStore, finding: Finding, state: str, reaso
     data = {"verdict": state, "fingerprint": finding.fingerprint, "file": finding.file, "rule": finding.rule,
             "message": message, "reason": said, "code": clip(scrub(code), 2000), "finding_id": finding.id}
     key = f"{finding.file} {finding.rule or ''} {message}\n{data['code']}"
-    return await store.add_experience("learning", key, value, workspace_id=finding.workspace_id,
+    return await store.add_experience("learning", key, value, workspace_id=home,
                                       job_id=finding.job_id, role="reviewer", task=said, score=1.0, data=data)
 
 

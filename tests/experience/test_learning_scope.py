@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from daemon.client import DaemonClient
-from daemon.messages import SubmitJob
+from daemon.messages import JobOptions, SubmitJob
 from daemon.payloads import LogData
 from tests.daemon.conftest import REPO, DaemonProcess, daemon_env, wait_for
 from tests.fakes.llm_server import FakeLLM
@@ -72,10 +72,11 @@ def repository(root: Path) -> Path:
 JOBS: list[str] = []  # the reviews' job ids, in order
 
 
-async def review(client: DaemonClient, repo: Path) -> tuple[list[str], list[int]]:
+async def review(client: DaemonClient, repo: Path, options: JobOptions | None = None) -> tuple[list[str], list[int]]:
     """Review app.py in ``repo``: the messages of the findings that job reported (open ones), and the
     learnings its experience notes say kept a finding from being reported again."""
-    job = await client.submit(SubmitJob(kind="review", workspace=str(repo), files=["app.py"]))
+    job = await client.submit(SubmitJob(kind="review", workspace=str(repo), files=["app.py"],
+                                        options=options or JobOptions()))
     JOBS.append(job.id)
     done = await wait_for(client, job.id, timeout=60)
     assert done.state == "succeeded", done.error
@@ -129,3 +130,26 @@ async def test_a_finding_dismissed_in_one_repository_never_silences_it_in_anothe
     assert "screening  relevance 1.00; matched: " in used, used
     assert "no experience reached the prompts of job" in troupe(daemon, "experience", "used", JOBS[2])
     assert f"job {JOBS[3]} review" in troupe(daemon, "experience", "show", str(learning.id)), "where it was used"
+
+
+async def test_a_dismissal_joins_the_store_its_job_kept_experience_in(
+        llm: FakeLLM, daemon: DaemonProcess, tmp_path: Path) -> None:
+    """An eval's items are copies of one repository sharing one store (``options.experience_workspace``):
+    a person's word on a finding one of them made joins that store, so the copies that read it hear it,
+    and a job that keeps its own experience does not."""
+    first, second, third, shared = (repository(tmp_path / name) for name in ("first", "second", "third", "store"))
+    into_store = JobOptions(experience_workspace=str(shared))
+    async with daemon.client() as client:
+        for repo in (first, second, third, shared):
+            await client.register_workspace(str(repo), watch=False)
+        assert await review(client, first, into_store) == ([MESSAGE], [])
+        (finding,) = [f for f in await client.findings(str(first)) if f.message == MESSAGE]
+        await client.set_finding_state(finding.id, "dismissed", REASON)
+        (learning,) = await client.experience(pool="learning")
+        assert learning.workspace == str(shared), "kept where the job kept its experience"
+
+        assert await review(client, second, into_store) == ([], [learning.id]), "a copy reading that store"
+        assert await review(client, third) == ([MESSAGE], []), "a job keeping its own experience"
+
+        await client.set_finding_state(finding.id, "open")  # reopened: the store forgets it again
+        assert await client.experience(pool="learning") == []
