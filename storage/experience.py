@@ -150,11 +150,15 @@ class ExperienceVerbs(Verbs):
 
     def search_experience(self, query: str, *, pools: Sequence[str] | None = None, workspace_id: int | None = None,
                           chain: str | None = None, phase: str | None = None, role: str | None = None,
-                          min_batch: int | None = None, limit: int = 20) -> list[tuple[Experience, float]]:
+                          min_batch: int | None = None, limit: int = 20,
+                          only_global: bool = False) -> list[tuple[Experience, float]]:
         """Experiences sharing words with ``query``, best first, with their BM25 relevance (higher is
-        better). ``min_batch`` keeps only later batches (pinned ones and learnings always stay)."""
+        better). ``min_batch`` keeps only later batches (pinned ones and learnings always stay).
+        ``only_global``: none of any repository's (a job with no workspace must not read them)."""
         where, params = _filters(pools=pools, workspace_id=workspace_id, chain=chain, phase=phase, role=role,
                                  alias="t.")
+        if only_global:
+            where.append("t.workspace_id IS NULL")
         if min_batch is not None:
             where.append("(t.batch >= :min_batch OR t.pinned = 1 OR t.pool = 'learning')")
             params["min_batch"] = min_batch

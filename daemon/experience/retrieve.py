@@ -50,9 +50,12 @@ def why_matched(query: str, experience: Experience) -> tuple[str, ...]:
 async def ranked(store: AsyncStore, query: str, *, pools: list[str], workspace_id: int | None, floor: int | None,
                  chain: str | None = None, phase: str | None = None, role: str | None = None) -> list[
                      tuple[Experience, float]]:
-    """Candidates by BM25, re-ranked by cosine similarity of ``query`` to their key and task."""
+    """Candidates by BM25, re-ranked by cosine similarity of ``query`` to their key and task. Those of
+    the job's repository and the global ones; a job with no repository (``workspace_id`` None), the
+    global ones only: another repository's code and dismissals stay in that repository."""
     hits = await store.search_experience(query, pools=pools, workspace_id=workspace_id, chain=chain, phase=phase,
-                                         role=role, min_batch=floor, limit=CANDIDATES)
+                                         role=role, min_batch=floor, limit=CANDIDATES,
+                                         only_global=workspace_id is None)
     if not hits:
         return []
     corpus = Corpus([query] + [f"{e.key}\n{e.task}" for e, _ in hits])

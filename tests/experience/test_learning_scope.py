@@ -153,3 +153,20 @@ async def test_a_dismissal_joins_the_store_its_job_kept_experience_in(
 
         await client.set_finding_state(finding.id, "open")  # reopened: the store forgets it again
         assert await client.experience(pool="learning") == []
+
+
+async def test_a_job_with_no_repository_reads_only_global_experience(store, tmp_path):
+    from daemon.experience.retrieve import ranked
+
+    mine = await store.add_workspace(tmp_path / "mine")
+    theirs = await store.add_workspace(tmp_path / "theirs")
+    query = "parse the invoice totals"
+    local = await store.add_experience("agent", query, "def parse_totals(): ...  # mine", workspace_id=mine.id,
+                                       task=query, score=1.0)
+    other = await store.add_experience("agent", query, "def parse_totals(): ...  # theirs", workspace_id=theirs.id,
+                                       task=query, score=1.0)
+    shared = await store.add_experience("agent", query, "def parse_totals(): ...  # global", task=query, score=1.0)
+    seen = {e.id for e, _ in await ranked(store, query, pools=["agent"], workspace_id=mine.id, floor=None)}
+    assert seen == {local.id, shared.id}  # its repository's and the global ones, never another's
+    nowhere = {e.id for e, _ in await ranked(store, query, pools=["agent"], workspace_id=None, floor=None)}
+    assert nowhere == {shared.id} and other.id not in nowhere  # no repository: no repository's code
