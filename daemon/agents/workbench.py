@@ -240,13 +240,14 @@ class Workbench:
 
     def rewrite_reason(self) -> str:
         """What the rewrite prompt says is wrong: the docstring examples fail, or the tests do."""
-        examples_fail = bool(getattr(self.examples, "failures", None))
-        return "The code does not do what its docstrings say" if examples_fail else "The tests fail"
+        return "The code does not do what its docstrings say" if self._examples_fail() else "The tests fail"
 
     def rewrite_goal(self) -> str:
-        examples_fail = bool(getattr(self.examples, "failures", None))
-        return "the function does what its docstring says" if examples_fail else \
-            "the tests pass and each function does what the user asks"
+        return ("the function does what its docstring says" if self._examples_fail() else
+                "the tests pass and each function does what the user asks")
+
+    def _examples_fail(self) -> bool:
+        return bool(getattr(self.examples, "failures", None))
 
     def named_by_failures(self) -> dict[str, set[str]]:
         """The functions of each short Python focus file (not a test file) that the failing tests name:
