@@ -18,7 +18,6 @@ A bot acting for its users (the Slack bot on a team server) makes its calls insi
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import contextvars
 import json
@@ -69,6 +68,7 @@ from daemon.api.protocol_experience import (
     RetrievalInfo,
     RetrievalList,
 )
+from daemon.client_stream import JobSeqs, sse_lines
 from daemon.json_types import Json, JsonDict, JsonObject
 from daemon.payloads import ConnectionData, JobStateData
 from daemon.retry import RECONNECT, retry_after
@@ -439,61 +439,6 @@ class DaemonClient:
                 event_id = line[3:].strip()
             elif line.startswith("data:"):
                 data.append(line[5:].lstrip())
-
-
-class JobSeqs:
-    """The ``seq`` of each job's events seen on a stream (of the last ``jobs`` jobs), so a stream
-    replayed after a reconnect repeats none of them. Per job: every seq up to ``floor`` was seen (or
-    came before the stream first saw the job) and the few seen above it, which a node that
-    published two events of one job out of order leaves until the gap is filled."""
-
-    def __init__(self, jobs: int = 10_000) -> None:
-        self._seen: collections.OrderedDict[str, tuple[int, set[int]]] = collections.OrderedDict()
-        self._jobs = jobs
-
-    def first_time(self, event: StreamEvent) -> bool:
-        """Whether ``event`` is new (an event of no job always is); it is remembered."""
-        if event.job_id is None or event.seq is None:
-            return True
-        floor, above = self._seen.get(event.job_id, (event.seq - 1, set()))
-        if event.seq <= floor or event.seq in above:
-            return False
-        above.add(event.seq)
-        while floor + 1 in above:
-            floor += 1
-            above.discard(floor)
-        self._seen[event.job_id] = (floor, above)
-        self._seen.move_to_end(event.job_id)
-        if len(self._seen) > self._jobs:
-            self._seen.popitem(last=False)
-        return True
-
-
-MAX_SSE_LINE = 64 << 20
-"""The longest stream line read (the daemon clips events far below this); a longer one is skipped
-whole, with a warning, and the stream goes on (aiohttp's own line reader stops at 128 KiB-512 KiB)."""
-
-
-async def sse_lines(content: aiohttp.StreamReader, limit: int = MAX_SSE_LINE) -> AsyncIterator[bytes]:
-    """The lines of a stream, without their ``\\n``, however long, up to ``limit`` bytes each."""
-    parts: list[bytes] = []
-    size, skipping = 0, False
-    async for chunk in content.iter_any():
-        while chunk:
-            end = chunk.find(b"\n")
-            piece, chunk = (chunk, b"") if end < 0 else (chunk[:end], chunk[end + 1:])
-            if not skipping:
-                parts.append(piece)
-                size += len(piece)
-                if size > limit:
-                    log.warning("skipped an event stream line over %d bytes", limit)
-                    parts, skipping = [], True
-            if end >= 0:
-                if not skipping:
-                    yield b"".join(parts)
-                parts, size, skipping = [], 0, False
-    if parts and not skipping:
-        yield b"".join(parts)
 
 
 class SyncClient:

@@ -32,7 +32,7 @@ def resume_after(request: web.Request) -> int:
     return int(raw)
 
 
-MAX_FRAME = 8 << 20  # far below what DaemonClient reads (daemon.client.MAX_SSE_LINE)
+MAX_FRAME = 8 << 20  # far below what DaemonClient reads (daemon.client_stream.MAX_SSE_LINE)
 
 
 def frame(event: StreamEvent, event_id: str) -> bytes:

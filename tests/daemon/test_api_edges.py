@@ -112,7 +112,8 @@ async def test_the_client_reads_an_event_line_longer_than_aiohttps_line_limit(ho
     and one over the client's own limit is skipped while the stream goes on."""
     from aiohttp import web
 
-    from daemon.client import DaemonClient, sse_lines
+    from daemon.client import DaemonClient
+    from daemon.client_stream import sse_lines
 
     big = {"kind": "message", "data": {"text": "x" * 3_000_000}, "job_id": "j1", "seq": 1}
     done = {"kind": "job_state", "data": {"state": "succeeded"}, "job_id": "j1", "seq": 2}

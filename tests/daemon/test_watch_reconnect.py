@@ -171,7 +171,7 @@ async def test_a_patient_follower_still_raises_the_daemons_own_errors(daemon: Da
 def test_a_stream_replayed_after_a_reconnect_repeats_no_job_event_and_keeps_one_published_out_of_order() -> None:
     """What another node (or a restarted daemon) replays is dropped by the job's seq; an event that
     came after a later one of its job (a gap) still gets through once; notices always do."""
-    from daemon.client import JobSeqs
+    from daemon.client_stream import JobSeqs
     from daemon.messages import StreamEvent
 
     seen = JobSeqs(jobs=2)

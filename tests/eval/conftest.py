@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from daemon.eval.runner import DaemonContext
+from daemon.eval.split import ArmResult
 from tests.daemon.conftest import DaemonProcess, daemon_env
 from tests.fakes.llm_server import FakeLLM
 
@@ -62,3 +63,16 @@ def last_user(body: dict) -> str:
     users = [m for m in body.get("messages", []) if m.get("role") == "user"]
     content = users[-1].get("content") if users else ""
     return content if isinstance(content, str) else " ".join(part.get("text", "") for part in content)
+
+
+class ArmPrompts(list[tuple[ArmResult, list[str]]]):
+    """A split run's ``on_result``: each arm's result with the prompts its jobs sent the fake model."""
+
+    def __init__(self, llm: FakeLLM) -> None:
+        super().__init__()
+        self.llm = llm
+        self.seen = len(llm.requests)
+
+    def __call__(self, arm: ArmResult, done: int, total: int) -> None:
+        self.append((arm, [r.prompt for r in self.llm.requests[self.seen:]]))
+        self.seen = len(self.llm.requests)

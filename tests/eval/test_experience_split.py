@@ -10,9 +10,9 @@ import re
 from daemon.eval.fix import FixSuite
 from daemon.eval.humanevalfix import load_items
 from daemon.eval.runner import DaemonContext
-from daemon.eval.split import ArmResult, SplitReport, halves, run_split
+from daemon.eval.split import SplitReport, halves, run_split
 from tests.daemon.conftest import DaemonProcess
-from tests.eval.conftest import MODEL, last_user
+from tests.eval.conftest import MODEL, ArmPrompts, last_user
 from tests.fakes.llm_server import FakeLLM
 
 EXPERIENCE = "Experience from similar earlier tasks"
@@ -39,18 +39,12 @@ async def test_the_held_out_half_reads_what_the_learning_half_left_only_with_exp
     suite = FixSuite()
     learn, held = halves(suite.items()[:2])
     report = SplitReport("fix", MODEL, "abc", [i.id for i in learn], [i.id for i in held], suite.score_names)
-    prompts: list[tuple[ArmResult, list[str]]] = []  # each result with the prompts its jobs sent
-    seen = 0
-
-    def on_result(arm: ArmResult, done: int, total: int) -> None:
-        nonlocal seen
-        prompts.append((arm, [r.prompt for r in llm.requests[seen:]]))
-        seen = len(llm.requests)
+    prompts = ArmPrompts(llm)  # each result with the prompts its jobs sent
 
     async with learning_daemon.client() as client:
         ctx = DaemonContext(client, model=MODEL, job_timeout=60, poll=0.05)
         try:
-            await run_split(suite, ctx, report, limit=2, on_result=on_result)
+            await run_split(suite, ctx, report, limit=2, on_result=prompts)
         finally:
             await ctx.close()
 

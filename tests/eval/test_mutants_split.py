@@ -18,10 +18,10 @@ import pytest
 from daemon.eval.fix import FixSuite
 from daemon.eval.mutants import MutantsSuite
 from daemon.eval.runner import DaemonContext
-from daemon.eval.split import ArmResult, SplitReport, halves, run_split, split_order
+from daemon.eval.split import SplitReport, halves, run_split, split_order
 from daemon.eval.suite import Item
 from tests.daemon.conftest import DaemonProcess
-from tests.eval.conftest import MODEL, last_user
+from tests.eval.conftest import MODEL, ArmPrompts, last_user
 from tests.eval.test_mutants_suite import OPS, make_repo
 from tests.fakes.llm_server import FakeLLM
 
@@ -89,18 +89,12 @@ async def test_the_held_out_half_reads_what_the_learning_half_of_the_same_reposi
     llm.reset()
     llm.default_reply = team_model([first, second])
     report = SplitReport("mutants", MODEL, "abc", [first.id], [second.id], suite.score_names, order="ordered")
-    prompts: list[tuple[ArmResult, list[str]]] = []  # each result with the prompts its jobs sent
-    seen = 0
-
-    def on_result(arm: ArmResult, done: int, total: int) -> None:
-        nonlocal seen
-        prompts.append((arm, [r.prompt for r in llm.requests[seen:]]))
-        seen = len(llm.requests)
+    prompts = ArmPrompts(llm)  # each result with the prompts its jobs sent
 
     async with learning_daemon.client() as client:
         ctx = DaemonContext(client, model=MODEL, job_timeout=60, poll=0.05)
         try:
-            await run_split(suite, ctx, report, on_result=on_result)
+            await run_split(suite, ctx, report, on_result=prompts)
             store = await client.export_experience()  # every workspace's, before the run forgets them
             held_on = [r for job in prompts[2][0].result.jobs for r in await client.retrievals(job_id=job)]
         finally:
