@@ -15,7 +15,7 @@ carries earlier conclusions and the code) links phases.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from daemon.agents.markers import find_conclusion, find_human_question, find_question
@@ -72,10 +72,14 @@ _DISCUSS_RULE = ("You are talking with the {assistant}. If you agree with its re
 
 class Dialogue:
     def __init__(self, phase: Phase, instructor: Role, assistant: Role, prompt: str, *, speak: Speak,
-                 say: Say, ask_human: AskHuman | None = None, job_id: str | None = None) -> None:
+                 say: Say, ask_human: AskHuman | None = None, job_id: str | None = None,
+                 history: Sequence[Turn] = ()) -> None:
         self.phase, self.instructor, self.assistant = phase, instructor, assistant
         self.prompt = prompt
         self._speak, self._say, self._ask_human, self.job_id = speak, say, ask_human, job_id
+        # an earlier phase's conversation this one goes on with (``Phase.continues``): sent before its own
+        # turns, unchanged, so a prompt cache serves it again; it is not part of this phase's transcript
+        self.history = tuple(history)
         self.transcript: list[Turn] = []
         self.questions_asked = 0
 
@@ -88,7 +92,7 @@ class Dialogue:
     def _view(self, side: str, system: str) -> list[dict[str, str]]:
         """The transcript as one side sees it: its own turns are "assistant", the other's "user"."""
         messages = [{"role": "system", "content": system}]
-        for turn in self.transcript:
+        for turn in (*self.history, *self.transcript):
             messages.append({"role": "assistant" if turn.side == side else "user", "content": turn.text})
         return messages
 

@@ -44,6 +44,8 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
     phase = "environment"
     skip_if_empty = "imports"   # no model call when this template field renders empty
     skip_if_findings = true     # no model call when earlier steps made findings (review: a verified repair)
+    continues = "review"        # goes on with that earlier phase's conversation (same assistant): its prompt
+                                # and reply are this call's unchanged prefix, which a prompt cache serves again
     severities = "as_given"     # findings: keep the model's severities (default "evidence": suggestions)
 
 A phase's reply is checked for the shape it ``produces`` and sent back with the reason up to
@@ -97,7 +99,7 @@ ROLES_FILE = "roles.toml"
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PHASE_KEYS = {"phase", "instructor", "assistant", "template", "produces", "max_turns", "marker", "reflect",
                "max_questions", "ask_human", "file", "max_retries", "max_tokens", "new_files",
-               "resend_unchanged", "skip_if_empty", "skip_if_findings", "severities"}
+               "resend_unchanged", "skip_if_empty", "skip_if_findings", "severities", "continues"}
 _LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases", "without_tests", "skip_cycle_when"}
 _TOOL_KEYS = {"tool", "window_share", "whole"}
 _ROLE_KEYS = {"prompt", "model", "tools"}
@@ -224,6 +226,7 @@ def _phase(f: _File, body: JsonObject, where: list[str | int], *, review_fix: bo
         skip_if_empty=f.expect(body, "skip_if_empty", str, where, None, allowed=set(TEMPLATE_FIELDS)),
         skip_if_findings=f.expect(body, "skip_if_findings", bool, where, False),
         severities=f.expect(body, "severities", str, where, "evidence", allowed={"evidence", "as_given"}),
+        continues=f.expect(body, "continues", str, where, None),
     )
     if not phase.template.strip():
         raise f.error([*where, "template"], f"phase {name!r} has an empty template")
@@ -317,7 +320,7 @@ def _check_scale(f: _File, chain: Chain) -> None:
 
 def _check_references(f: _File, chain: Chain) -> None:
     phase_names = {p.name for p in chain.phases()}
-    seen: set[str] = set()
+    seen: dict[str, Phase] = {}
     for i, step in enumerate(chain.steps):
         if isinstance(step, Tool):
             continue
@@ -326,7 +329,12 @@ def _check_references(f: _File, chain: Chain) -> None:
             where: list[str | int] = ["steps", i, "phases", j] if isinstance(step, Loop) else ["steps", i]
             if phase.name in seen:
                 raise f.error([*where, "phase"], f"phase name {phase.name!r} is used twice in chain {chain.name!r}")
-            seen.add(phase.name)
+            earlier = seen.get(phase.continues or "")
+            if phase.continues is not None and (earlier is None or earlier.assistant != phase.assistant):
+                raise f.error([*where, "continues"], f"phase {phase.name!r} continues {phase.continues!r}, which "
+                              + ("is not an earlier phase" if earlier is None else
+                                 f"another assistant speaks in ({earlier.assistant!r}, not {phase.assistant!r})"))
+            seen[phase.name] = phase
             for key in ("instructor", "assistant"):
                 role = getattr(phase, key)
                 if role not in chain.roles:

@@ -137,6 +137,10 @@ class Phase:
     # a findings phase: "evidence" (default) makes its findings suggestions, a few per file (only executed
     # evidence is "major"); "as_given" keeps the model's own severities (a strong model a user trusts)
     severities: str = "evidence"
+    # an earlier phase with the same assistant whose conversation this one goes on with: that phase's prompt
+    # and replies come first, unchanged, so a prompt cache serves them again (llama.cpp's, a provider's) and
+    # only this template's text is new; when that phase did not talk (skipped), this one is skipped too
+    continues: str | None = None
 
     @property
     def kind(self) -> str:

@@ -30,7 +30,7 @@ from daemon.agents.accounting import Meter
 from daemon.agents.checkpoint import CheckpointError, make_checkpoint, restore
 from daemon.agents.context import RunContext
 from daemon.agents.cycles import LastReview, seen_review, skip_reason, undo_if_worse, view_for
-from daemon.agents.dialogue import Dialogue
+from daemon.agents.dialogue import Dialogue, Turn
 from daemon.agents.findings import Finding, failing_test_findings, lint_findings
 from daemon.agents.hooks import NO_HOOKS, DelegatedPhase, LoopControl, PhaseDelegate, RunHooks
 from daemon.agents.job import JobOutcome, JobSpec, PhaseFailed
@@ -84,6 +84,7 @@ class _Run:
         self.resume_mark = 0
         self.bench: Workbench | None = None
         self.last_review: LastReview | None = None  # what the current review loop's reviewer saw and said
+        self.conversations: dict[str, tuple[Turn, ...]] = {}  # each phase's last dialogue, for ``continues``
 
     async def say(self, data: Payload, role: str | None = None) -> None:
         await self.runner.emit(Event(data, phase=self.phase_name, role=role, job_id=self.spec.job_id))
@@ -346,6 +347,9 @@ class _Run:
                 phase.skip_if_empty, f"{{{phase.skip_if_empty}}} is empty: nothing to do"))
         if phase.skip_if_findings and self.outcome.findings:
             return await self._skipped(phase, cycle, f"earlier steps made {len(self.outcome.findings)} finding(s)")
+        history = self.conversations.get(phase.continues, ()) if phase.continues else ()
+        if phase.continues and not history:
+            return await self._skipped(phase, cycle, f"phase {phase.continues!r} did not talk: nothing to continue")
         prompt = self.bench.render(phase.template)
         if self.runner.experience is not None:
             guide = await self.runner.experience.before_phase(self.spec, self.chain, phase, cycle, prompt,
@@ -362,10 +366,11 @@ class _Run:
                 f"context window ({self.runner.settings.model.context_window}); set [model] context_window")))
         dialogue = Dialogue(phase, self.chain.roles[phase.instructor], self.chain.roles[phase.assistant], prompt,
                             speak=self.meter.speak, say=self.say, ask_human=self.runner.ask_human,
-                            job_id=self.spec.job_id)
+                            job_id=self.spec.job_id, history=history)
         try:
             result = await dialogue.run()
             product = await self.produce(phase, dialogue, result)
+            self.conversations[phase.name] = (*dialogue.history, *dialogue.transcript)
         except TimeLimitReached:  # a retry or a second turn would start past the limit: what came is dropped
             late = self._out_of_time() or "the chain's time limit was reached"
             self.outcome.warnings.append(f"phase {phase.name!r} stopped: {late}")

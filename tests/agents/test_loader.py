@@ -72,6 +72,24 @@ def test_unknown_role_names_the_line_of_the_key(tmp_path):
     assert text.splitlines()[err.value.line - 1] == 'instructor = "janitor"'
 
 
+def test_a_phase_continues_only_an_earlier_phase_of_the_same_assistant(tmp_path):
+    second = GOOD_STEP.replace('"answer"\ninstructor', '"more"\ninstructor')
+    good = 'name = "x"\n' + GOOD_STEP + second.replace('produces = "answer"', 'produces = "answer"\ncontinues = "answer"')
+    chain = load_chain_file(_write(tmp_path / "good.toml", good))
+    assert [p.continues for p in chain.phases()] == [None, "answer"]
+    for name, text, reason in [
+        ("later", 'name = "x"\n' + GOOD_STEP.replace('produces = "answer"', 'produces = "answer"\ncontinues = "more"')
+         + second, "phase 'answer' continues 'more', which is not an earlier phase"),
+        ("other", 'name = "x"\n' + GOOD_STEP + second.replace('assistant = "programmer"', 'assistant = "reviewer"\n'
+                                                              'continues = "answer"'),
+         "phase 'more' continues 'answer', which another assistant speaks in ('programmer', not 'reviewer')"),
+    ]:
+        with pytest.raises(ChainError) as err:
+            load_chain_file(_write(tmp_path / f"{name}.toml", text))
+        assert err.value.reason == reason
+        assert text.splitlines()[err.value.line - 1].startswith("continues =")
+
+
 def test_unknown_template_field_and_unknown_kind_are_rejected_at_their_lines(tmp_path):
     text = 'name = "x"\n' + GOOD_STEP.replace("{task}", "{task} {colour}")
     path = _write(tmp_path / "x.toml", text)

@@ -59,11 +59,15 @@ async def test_review_findings_carry_correct_lines(fake_llm, make_runner, record
     prompt = fake_llm.requests[0].last_user
     assert "   5|     return a / b" in prompt
     assert "F401 ×1 in calc.py (line 1)" in prompt  # a short summary of the lint, not its whole list
-    assert len(fake_llm.requests) == 2  # the reviewer, then the tester asked to reproduce the suggestion with a fix
-    reproduce = fake_llm.requests[1].last_user  # the code (the same for the file) first, what this review found last
-    assert reproduce.startswith("The code:\ncalc.py:\n```python\nimport os\n")
-    code_ends = reproduce.index("    return sum(values) / len(values)\n```")
-    assert code_ends < reproduce.index("A reviewer suspects these bugs:\n1. calc.py line 5")
+    assert len(fake_llm.requests) == 2  # the reviewer, then asked to reproduce its suggestion with a fix
+    review, reproduce = fake_llm.requests
+    # the reviewer's conversation goes on: its prompt and reply come first, unchanged (a prompt cache serves
+    # them again), and only what this review found is new
+    assert reproduce.messages[:2] == review.messages
+    assert reproduce.messages[2] == {"role": "assistant", "content": FINDINGS}
+    assert [m["role"] for m in reproduce.messages] == ["system", "user", "assistant", "user"]
+    assert reproduce.last_user.startswith("Check these suspected bugs with tests:\n1. calc.py line 5")
+    assert "```python\nimport os" not in reproduce.last_user, "the code is not sent again"
     assert snapshot_tree(repo) == before
 
 

@@ -135,7 +135,7 @@ async def test_failing_related_tests_drive_a_repair_whose_findings_are_major(fak
     assert snapshot_tree(repo) == before
 
 
-SUSPECTS = "A reviewer suspects these bugs:"
+SUSPECTS = "Check these suspected bugs with tests:"
 OPS = "def add(a, b):\n    return a - b\n\n\ndef double(a):\n    return a * 2\n"
 
 
