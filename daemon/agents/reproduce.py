@@ -39,12 +39,10 @@ def reproducible(findings: list[Finding]) -> list[Finding]:
 
 
 def render_suspects(findings: list[Finding]) -> str:
-    """The ``{suspects}`` of a prompt: each suspected bug with its line and the fix proposed."""
-    parts = []
-    for number, finding in enumerate(reproducible(findings), 1):
-        parts.append(f"{number}. {finding.file} line {finding.start_line}: {finding.message}\n"
-                     f"   proposed fix: {(finding.replacement or '').strip()}")
-    return "\n".join(parts)
+    """The ``{suspects}`` of a prompt: each suspected bug with its line (its fix is in the reviewer's reply,
+    which the prompt continues: new tokens are the ones a prompt cache cannot serve)."""
+    return "\n".join(f"{number}. {finding.file} line {finding.start_line}: {finding.message}"
+                      for number, finding in enumerate(reproducible(findings), 1))
 
 
 def _test_source(reply: str) -> str | None:

@@ -150,7 +150,7 @@ async def test_a_suggestion_a_written_test_reproduces_becomes_major_with_the_tes
     outcome = await make_runner().run(JobSpec(chain="review", task="review ops.py", workspace=repo, files=["ops.py"]))
     assert outcome.status == "succeeded", outcome.error
     prompt = fake_llm.prompts_containing(SUSPECTS)[0].last_user
-    assert "1. ops.py line 2: subtracts instead of adding\n   proposed fix: return a + b" in prompt
+    assert "1. ops.py line 2: subtracts instead of adding\n2. ops.py line 6: should triple\n" in prompt
     by_line = {f.start_line: f for f in outcome.findings if f.source in ("reviewer", "reproduced")}
     assert (by_line[2].severity, by_line[2].source) == ("major", "reproduced")
     assert "Reproduced: test_add fails on this code and passes with the fix" in by_line[2].message
