@@ -85,7 +85,6 @@ class _Run:
         self.bench: Workbench | None = None
         self.last_review: LastReview | None = None  # what the current review loop's reviewer saw and said
         self.conversations: dict[str, tuple[Turn, ...]] = {}  # each phase's last dialogue, for ``continues``
-        self.sent: dict[str, tuple[tuple[Turn, ...], str]] = {}  # each loop phase's last history and prompt
 
     async def say(self, data: Payload, role: str | None = None) -> None:
         await self.runner.emit(Event(data, phase=self.phase_name, role=role, job_id=self.spec.job_id))
@@ -361,11 +360,6 @@ class _Run:
         delegate = self.runner.delegate
         if delegate is not None and delegate.handles(phase):
             return await self._delegated(delegate, phase, cycle, prompt)
-        if cycle is not None and self.runner.settings.model.temperature == 0:
-            if self.sent.get(phase.name) == (history, prompt):  # greedy calls answer the same messages the same
-                return await self._skipped(phase, cycle, "its prompt is the one the cycle before sent, and a greedy "
-                                                         "model would give the same reply")
-            self.sent[phase.name] = (history, prompt)
         if len(prompt) // 4 > self.runner.settings.model.context_window * 0.9:
             await self.say(LogData(level="warning", text=(
                 f"the prompt of phase {phase.name!r} is about {len(prompt) // 4} tokens, near or over the model's "
