@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 
-from daemon.api.protocol import StreamEvent
+from daemon.messages import StreamEvent
 
 log = logging.getLogger("troupe.client")
 
