@@ -74,7 +74,8 @@ def test_unknown_role_names_the_line_of_the_key(tmp_path):
 
 def test_a_phase_continues_only_an_earlier_phase_of_the_same_assistant(tmp_path):
     second = GOOD_STEP.replace('"answer"\ninstructor', '"more"\ninstructor')
-    good = 'name = "x"\n' + GOOD_STEP + second.replace('produces = "answer"', 'produces = "answer"\ncontinues = "answer"')
+    continuing = second.replace('produces = "answer"', 'produces = "answer"\ncontinues = "answer"')
+    good = 'name = "x"\n' + GOOD_STEP + continuing
     chain = load_chain_file(_write(tmp_path / "good.toml", good))
     assert [p.continues for p in chain.phases()] == [None, "answer"]
     for name, text, reason in [
