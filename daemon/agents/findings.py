@@ -51,7 +51,7 @@ FIX: <that line, corrected>
 If several files are under review, put FILE: <path> before the bug's lines. If there is no bug, write only NONE."""
 _BLOCK_KEYS = {"bug": "message", "problem": "message", "issue": "message", "severity": "severity",
                "code": "quote", "quote": "quote", "fix": "replacement", "file": "file", "line": "start_line"}
-_BLOCK_LINE = re.compile(r"^\s*[-*]?\s*\**(bug|problem|issue|severity|code|quote|fix|file|line)\**\s*[:=]\s?(.*)$",
+_BLOCK_LINE = re.compile(r"^\s*[-*]?\s*\**(bug|problem|issue|severity|code|quote|fix|file|line)\**\s*[:=]\**\s?(.*)$",
                          re.IGNORECASE)
 _INLINE_KEY = re.compile(r"[,;]?\s+(?=(?:BUG|FIX|CODE|SEVERITY|LINE)\s*:)")  # "LINE: 8, FIX: ..." on one line
 _LINE_VALUE = re.compile(r"^\W*(\d+)(?:\s*[-–]\s*(\d+))?\W*(.*)$", re.DOTALL)  # "8", "8-9", "8: what is wrong"

@@ -49,7 +49,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from daemon.eval.mutation import Candidate, Mutant, MutationError, candidates, is_test_file, python_files, sample_order
-from daemon.eval.scoring import parse_file_reply
+from daemon.eval.scoring import BARE_REVIEW_MAX_TOKENS, Spot, bare_review_prompt, bare_spots, parse_file_reply
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row, SuiteError
 from daemon.json_types import JsonDict, JsonObject
 from daemon.messages import JobOptions, SubmitJob
@@ -64,12 +64,6 @@ BASELINE_SECONDS = 900.0
 MAX_DRAWS_PER_KEPT = 5
 """Draw at most this many mutants per wanted one: a repository whose tests let most mutants
 survive ends with fewer items, not with an endless run."""
-BARE_REVIEW_MAX_TOKENS = 512
-BARE_REVIEW_PROMPT = """Please review {file} from my repository for bugs. This is the whole file, its lines numbered.
-
-{target}
-
-{findings_format}"""
 BARE_SAVE_REVIEW_PROMPT = """I just changed {file} in my repository and saved it. The change:
 
 ```diff
@@ -124,15 +118,6 @@ class MutantStats:
                 f"{self.timed_out} timed out; {self.kept} kept (the unmutated tests: {self.baseline_runner}, "
                 f"{self.baseline_seconds:.1f} s" + (f"; not run, too slow for their timeout: "
                                                     f"{', '.join(self.deselected)}" if self.deselected else "") + ")")
-
-
-@dataclass
-class Spot:
-    """A model finding as the suite scores it, whichever row produced it."""
-
-    start: int
-    end: int
-    message: str
 
 
 def covers(line: int, start: int, end: int) -> bool:
@@ -385,17 +370,6 @@ class MutantsSuite:
                                   "seed": self.seed, "n": self.n, "rows": per_row}
 
 
-def bare_review_prompt(file: str, text: str) -> str:
-    """What a careful user asks a model: the whole file numbered as the team's reviewer sees it, and
-    the findings format the team's reviewer is given."""
-    from daemon.agents.findings import FINDINGS_FORMAT
-    from daemon.agents.workbench import numbered
-
-    lines = text.splitlines()
-    target = f"{file} (with line numbers):\n" + numbered(lines, 1, len(lines))
-    return BARE_REVIEW_PROMPT.format(file=file, target=target, findings_format=FINDINGS_FORMAT)
-
-
 def bare_save_review_prompt(file: str, text: str, diff: str) -> str:
     """The bare review of a save: the diff, and the definitions holding its hunks with line numbers
     (the whole file numbered when it is short), with the team reviewer's findings format."""
@@ -468,18 +442,6 @@ def _edited(files: dict[str, str], file: str, reply: str) -> tuple[dict[str, str
     if not changed:
         return None, "no edit of the file in the reply" if not edits else "the edits changed nothing"
     return memory.files, ""
-
-
-def bare_spots(reply: str, file: str, text: str) -> list[Spot]:
-    """The bare reply's findings, parsed and placed by the code that handles the team reviewer's reply."""
-    from daemon.agents.findings import FindingsError, parse_findings, validate_findings
-
-    try:
-        raw = parse_findings(reply)
-    except FindingsError:
-        return []
-    kept, _ = validate_findings(raw, lambda path: text if path == file else None, {file})
-    return [Spot(f.start_line, f.end_line, f.message) for f in kept]
 
 
 def _item(mutant: Mutant, report: TestReport) -> Item:

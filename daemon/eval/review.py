@@ -5,39 +5,19 @@ docstring). Scores: *caught* (a model finding — never a lint finding — of at
 line ±1; the item's ``solved``), *fixed* (a catching finding's suggested fix, applied as an editor
 applies it, makes the item's tests pass in the sandbox), *false_positives* (model findings on the
 canonical file), *findings* (model findings on the buggy file). The team row runs ``review`` jobs;
-the bare row asks the model once per file for ``LINE:``/``FIX:`` pairs, validated by the same code
-that places the team's findings, and scored by the same function.
+the bare row asks the model once per file, as a careful user would, with the whole file numbered and
+the findings format the team's reviewer gets; its reply is parsed and placed by the code that handles
+the reviewer's, and scored by the same function.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.eval.humanevalfix import buggy_module, covers_bug, load_items, run_item_tests
-from daemon.eval.scoring import apply_line_fix, numbered, parse_line_findings
+from daemon.eval.scoring import BARE_REVIEW_MAX_TOKENS, Spot, apply_line_fix, bare_review_prompt, bare_spots
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row
 from daemon.messages import SubmitJob
-
-BARE_MAX_TOKENS = 512
-BARE_PROMPT = """Review this Python file, {file}, for bugs. Its lines are numbered.
-
-{numbered}
-
-For each bug, reply with two lines:
-LINE: <line number> <what is wrong>
-FIX: <the corrected line>
-If there is no bug, reply NONE."""
-
-
-@dataclass
-class Spot:
-    """A model finding as the suite scores it, whichever row produced it."""
-
-    start: int
-    end: int
-    message: str
-    fix: str | None
 
 
 class ReviewSuite:
@@ -66,17 +46,8 @@ class ReviewSuite:
             run = await ctx.job(SubmitJob(kind="review", workspace=str(root), files=[file]))
             return run, [Spot(f.start_line, f.end_line or f.start_line, f.message, f.suggested_fix)
                          for f in run.findings if f.rule is None and f.file == file]
-        run = await ctx.complete(root, BARE_PROMPT.format(file=file, numbered=numbered(text)),
-                                 max_tokens=BARE_MAX_TOKENS)
+        run = await ctx.complete(root, bare_review_prompt(file, text), max_tokens=BARE_REVIEW_MAX_TOKENS)
         return run, bare_spots(run.answer, file, text)
-
-
-def bare_spots(reply: str, file: str, text: str) -> list[Spot]:
-    """The bare reply's findings, placed by the validator the team's findings go through."""
-    from daemon.agents.findings import validate_findings
-
-    kept, _ = validate_findings(parse_line_findings(reply, file), lambda path: text if path == file else None, {file})
-    return [Spot(f.start_line, f.end_line, f.message, f.replacement) for f in kept]
 
 
 async def score_review(item: Item, buggy: list[Spot], clean: list[Spot]) -> dict[str, float]:

@@ -1,5 +1,6 @@
-"""Scoring helpers shared by the suites: run a program in the sandbox, parse the bare model's
-replies into the shapes the team's jobs produce (findings with a line and a fix; a whole file)."""
+"""Scoring helpers shared by the suites: run a program in the sandbox, ask the bare model for a
+review as the team's reviewer is asked, and parse bare replies into the shapes the team's jobs
+produce (findings with a line and a fix; a whole file)."""
 
 from __future__ import annotations
 
@@ -37,28 +38,46 @@ async def run_python(program: str, *, timeout: float = TEST_SECONDS) -> ProgramR
     return ProgramRun(result.succeeded, result.timed_out, tail)
 
 
-_LINE = re.compile(r"^\W*line\W*(\d+)\W*(.*)$", re.IGNORECASE)
-_FIX = re.compile(r"^\W*fix\W*?:\s?(.*)$", re.IGNORECASE)
-_NONE = re.compile(r"^\W*none\W*$", re.IGNORECASE)
+BARE_REVIEW_MAX_TOKENS = 512
+BARE_REVIEW_PROMPT = """Please review {file} from my repository for bugs. This is the whole file, its lines numbered.
+
+{target}
+
+{findings_format}"""
 
 
-def parse_line_findings(reply: str, file: str) -> list[dict[str, object]]:
-    """``LINE: <n>`` … ``FIX: <the corrected line>`` pairs from a bare reply, as raw findings
-    (``daemon.agents.findings.validate_findings`` input). A ``NONE`` reply gives none."""
-    found: list[dict[str, object]] = []
-    for raw in reply.splitlines():
-        line = raw.strip().strip("`*")
-        if _NONE.match(line) and not found:
-            return []
-        match = _LINE.match(line)
-        if match:
-            rest = match.group(2).strip()
-            found.append({"file": file, "start_line": int(match.group(1)), "message": rest or "bug on this line"})
-            continue
-        fix = _FIX.match(raw.strip().strip("*"))
-        if fix and found and "replacement" not in found[-1]:
-            found[-1]["replacement"] = fix.group(1).strip().strip("`")
-    return found
+@dataclass
+class Spot:
+    """A model finding as a suite scores it, whichever row produced it."""
+
+    start: int
+    end: int
+    message: str
+    fix: str | None = None  # the corrected line(s), when the finding gives them
+
+
+def bare_review_prompt(file: str, text: str) -> str:
+    """What a careful user asks a model: the whole file numbered as the team's reviewer sees it, and
+    the findings format the team's reviewer is given."""
+    from daemon.agents.findings import FINDINGS_FORMAT
+    from daemon.agents.workbench import numbered as workbench_numbered
+
+    lines = text.splitlines()
+    target = f"{file} (with line numbers):\n" + workbench_numbered(lines, 1, len(lines))
+    return BARE_REVIEW_PROMPT.format(file=file, target=target, findings_format=FINDINGS_FORMAT)
+
+
+def bare_spots(reply: str, file: str, text: str) -> list[Spot]:
+    """A bare reply's findings on ``file``, parsed and placed by the code that handles the team
+    reviewer's reply (a reply in no findings format gives none)."""
+    from daemon.agents.findings import FindingsError, parse_findings, validate_findings
+
+    try:
+        raw = parse_findings(reply)
+    except FindingsError:
+        return []
+    kept, _ = validate_findings(raw, lambda path: text if path == file else None, {file})
+    return [Spot(f.start_line, f.end_line, f.message, f.replacement) for f in kept]
 
 
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)

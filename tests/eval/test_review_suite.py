@@ -28,8 +28,8 @@ def model_reply(body: dict) -> str:
     spots = next((spots for marker, spots in SPOTS.items() if marker in prompt), None)
     if spots is None:  # the review's reproduce call goes on with its conversation: the code is not sent again
         return "I cannot write a test for that."
-    if "reply NONE" in prompt:  # the bare row's prompt
-        return "\n".join(f"LINE: {n} looks wrong\nFIX: {fix}" for n, _, fix in spots) or "NONE"
+    if prompt.startswith("Please review"):  # the bare row's prompt asks for the reviewer's format
+        return "\n\n".join(f"LINE: {n}\n**Bug:** looks wrong\nFIX: {fix}" for n, _, fix in spots) or "NONE"
     findings = [{"start_line": n, "end_line": n, "severity": "major", "message": "this looks wrong",
                  "quote": quote, "replacement": fix} for n, quote, fix in spots]
     return f"```json\n{json.dumps(findings)}\n```"
