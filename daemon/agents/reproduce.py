@@ -22,6 +22,7 @@ from pathlib import Path
 from daemon.agents.findings import Finding
 from daemon.agents.model import Phase
 from daemon.agents.workbench import Workbench
+from daemon.llm.gateway import REPETITION, TIME_LIMIT
 from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import Scratch
 from daemon.workspace.testing import run_test_files
@@ -46,16 +47,36 @@ def render_suspects(findings: list[Finding]) -> str:
 
 
 def _test_source(reply: str) -> str | None:
+    """The test module in ``reply``: its longest Python block (the reply itself when it has none) that
+    parses and defines a test function. A reply cut at its token cap (or where it began to loop) keeps
+    its whole lines: a small model that loops on ``assert`` lines has written its test by then, and the
+    unfinished line is dropped."""
     text = str(getattr(reply, "text", reply) or "")
     blocks = _PYTHON_BLOCK.findall(text)
-    source = max(blocks, key=len) if blocks else text
+    cut = getattr(reply, "finish_reason", None) in ("length", REPETITION)
+    if cut:
+        opened = re.split(r"```(?:python|py)?[ \t]*\n", text)
+        if len(opened) > 1 and "```" not in opened[-1]:
+            blocks.append(opened[-1])  # the block the cap left open
+    for source in sorted(blocks, key=len, reverse=True) or [text]:
+        lines = source.splitlines()
+        while lines:
+            tree = _parsed("\n".join(lines))
+            if tree is not None:
+                if any(isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in tree.body):
+                    return "\n".join(lines) + "\n"
+                break
+            if not cut:
+                break
+            lines.pop()  # the unfinished last line of a reply cut at its cap
+    return None
+
+
+def _parsed(source: str) -> ast.Module | None:
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    if not any(isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in tree.body):
-        return None
-    return source
 
 
 def _with_fix(text: str, finding: Finding) -> str:
@@ -86,8 +107,8 @@ async def reproduce_findings(bench: Workbench, phase: Phase, reply: str,
     workspace = bench.spec.workspace
     if not suspects or workspace is None:
         return [], "no suggestion with a fix to reproduce"
-    if getattr(reply, "cut_at_cap", False):
-        return [], "the tests stopped at the cap or the time limit; not run"
+    if getattr(reply, "finish_reason", None) == TIME_LIMIT:
+        return [], "the tests stopped at the time limit; not run"
     source = _test_source(reply)
     if source is None:
         return [], "the reply held no test function that parses"

@@ -160,6 +160,18 @@ async def test_a_suggestion_a_written_test_reproduces_becomes_major_with_the_tes
     assert snapshot_tree(repo) == before
 
 
+async def test_a_reply_cut_at_its_cap_while_looping_on_asserts_keeps_its_whole_lines_as_the_test(
+        fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"ops.py": OPS})
+    fake_llm.add_rule("LINE: 2\nBUG: subtracts instead of adding\nFIX:     return a + b\n", user=REVIEW)
+    looping = "".join(f"    assert add({n}, 1) == {n + 1}\n" for n in range(400))  # far past the reply's cap
+    fake_llm.add_rule(f"```python\nfrom ops import add\n\n\ndef test_add():\n{looping}```", user=SUSPECTS)
+    outcome = await make_runner().run(JobSpec(chain="review", task="review ops.py", workspace=repo, files=["ops.py"]))
+    (finding,) = [f for f in outcome.findings if f.source in ("reviewer", "reproduced")]
+    assert (finding.severity, finding.source) == ("major", "reproduced")
+    assert "def test_add():\n    assert add(0, 1) == 1\n" in finding.message
+
+
 async def test_a_test_that_passes_on_the_code_reproduces_nothing(fake_llm, make_runner, tmp_path):
     repo = write_tree(tmp_path / "repo", {"ops.py": OPS})
     fake_llm.add_rule("LINE: 6\nBUG: should triple\nFIX:     return a * 3\n", user=REVIEW)
