@@ -76,6 +76,11 @@ class ModelSettings:
     # Sampling temperature of every call that names none (Croto's teams name theirs). 0: the same code
     # gets the same review and the same fix, and an evaluation's rows can be compared.
     temperature: float | None = 0.0
+    # The model's speed, in tokens/s written and prompt tokens/s processed: the local server sets what it
+    # measured at its start; a provider's model may be given them. A chain's time limit covers its phases'
+    # caps at this speed (daemon.agents.timing); None: the chain's fixed time_limit.
+    tokens_per_s: float | None = None
+    prompt_per_s: float | None = None
 
     def for_role(self, role: str | None) -> str | None:
         if role and role in self.roles:
@@ -139,9 +144,13 @@ def _apply(settings: Settings, data: JsonObject, source: str) -> None:
     for key, kind in (("default", str), ("api_base", str), ("timeout", (int, float)),
                       ("max_retries", int), ("backoff_base", (int, float)), ("backoff_max", (int, float)),
                       ("concurrency", int), ("context_window", int), ("local", str), ("threads", int),
-                      ("batch_threads", int), ("draft", bool), ("temperature", (int, float))):
+                      ("batch_threads", int), ("draft", bool), ("temperature", (int, float)),
+                      ("tokens_per_s", (int, float)), ("prompt_per_s", (int, float))):
         if key in model:
             setattr(m, key, _expect(model[key], kind, f"{source}: model.{key}"))
+    for key in ("tokens_per_s", "prompt_per_s"):
+        if (value := getattr(m, key)) is not None and value <= 0:
+            raise ConfigError(f"{source}: model.{key} must be above 0, got {value!r}")
     if m.temperature is not None and not 0 <= m.temperature <= 2:
         raise ConfigError(f"{source}: model.temperature must be from 0 to 2, got {m.temperature!r}")
     if "api_key" in model:

@@ -54,7 +54,9 @@ A phase's reply is checked for the shape it ``produces`` and sent back with the 
 A chain may bound its wall-clock time: ``time_limit = 50`` (seconds; the review chain's, so a
 review on save ends within a minute on any machine). A reply still being written then stops with
 what it has (a findings reply loses only its unfinished last finding), and later phases are skipped
-with the reason in the transcript.
+with the reason in the transcript. With ``time_limit_covers = ["review", "reproduce"]`` the limit is
+instead the time those phases take at their caps at the model's measured speed
+(:mod:`daemon.agents.timing`); ``time_limit`` then holds only where the speed is not known.
 
 A chain may also say how it scales (``teams = 4``, ``topology = "small-world"``, ``agents = 32``,
 ``orchestrator = "learned"``, ...): those keys are checked by ``daemon.teams.config``.
@@ -103,7 +105,8 @@ _PHASE_KEYS = {"phase", "instructor", "assistant", "template", "produces", "max_
 _LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases", "without_tests", "skip_cycle_when"}
 _TOOL_KEYS = {"tool", "window_share", "whole"}
 _ROLE_KEYS = {"prompt", "model", "tools"}
-_CHAIN_KEYS = {"name", "description", "steps", "roles", "start", "time_limit", *SCALE_KEYS}  # SCALE_KEYS: daemon.teams
+_CHAIN_KEYS = {"name", "description", "steps", "roles", "start", "time_limit", "time_limit_covers",
+               *SCALE_KEYS}  # SCALE_KEYS: daemon.teams
 
 
 class ChainError(ValueError):
@@ -180,6 +183,21 @@ def _time_limit(f: _File, data: JsonObject) -> float | None:
     if value is not None and value < 1:
         raise f.error(["time_limit"], f"time_limit is in seconds and must be at least 1, got {value}")
     return None if value is None else float(value)
+
+
+def _time_limit_covers(f: _File, data: JsonObject, chain: Chain) -> tuple[str, ...]:
+    names = f.expect(data, "time_limit_covers", list, [], [])
+    if not names:
+        return ()
+    if chain.time_limit is None:
+        raise f.error(["time_limit_covers"], "time_limit_covers needs a time_limit: the limit when the model's "
+                      "speed is not known")
+    phases = {phase.name for phase in chain.phases()}
+    for i, name in enumerate(names):
+        if name not in phases:
+            raise f.error(["time_limit_covers", i], f"time_limit_covers names {name!r}, which is no phase of this "
+                          f"chain (its phases: {', '.join(sorted(phases))})")
+    return tuple(names)
 
 
 def _roles(f: _File, data: JsonObject) -> dict[str, Role]:
@@ -293,6 +311,7 @@ def _chain(f: _File, roles: dict[str, Role]) -> Chain:
                   roles=all_roles, source=str(f.path),
                   start=f.expect(data, "start", str, [], "repository", allowed={"repository", "empty"}),
                   time_limit=_time_limit(f, data))
+    chain.time_limit_covers = _time_limit_covers(f, data, chain)
     try:
         chain.scale = parse_teams_config(data)
     except TeamsConfigError as exc:

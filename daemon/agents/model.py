@@ -198,6 +198,9 @@ class Chain:
     scale: TeamsConfig = field(default_factory=TeamsConfig)  # teams, topology, orchestrator (daemon.teams)
     time_limit: float | None = None  # seconds a run may take: a reply still being written then stops, later
     # phases are skipped and say so (review on save: a bounded wait on any machine, under any load)
+    # the phases the time limit must leave room for at the model's measured speed (daemon.agents.timing);
+    # ``time_limit`` holds when the speed is not known
+    time_limit_covers: tuple[str, ...] = ()
 
     def phases(self) -> list[Phase]:
         """Every phase, loops unrolled once, in order."""

@@ -37,6 +37,7 @@ from daemon.agents.job import JobOutcome, JobSpec, PhaseFailed
 from daemon.agents.loader import ChainError
 from daemon.agents.model import EMPTY_FIELD_MEANS, Chain, Loop, Phase, Produces, Tool, Until
 from daemon.agents.produce import Producer
+from daemon.agents.timing import speed_limit
 from daemon.agents.tools import Tools
 from daemon.agents.workbench import Workbench
 from daemon.events import Event
@@ -44,6 +45,7 @@ from daemon.json_types import JsonDict
 from daemon.llm.errors import BudgetExceeded, LLMError, TimeLimitReached
 from daemon.llm.gateway import Completion
 from daemon.payloads import LogData, Payload, PhaseFinishedData, PhaseStartedData
+from daemon.workspace.repomap import estimate_tokens
 from daemon.workspace.scratch import CodeState, Scratch
 
 CONTEXT_SHARE = 0.5  # of the model's context window, for code and repository context in one prompt
@@ -79,6 +81,7 @@ class _Run:
         self.phase_name: str | None = None
         self.last_phase: str | None = None
         self.meter = Meter(runner.gateway, self.say, job_id=spec.job_id, budget=spec.budget)
+        self.time_limit = chain.time_limit  # seconds; from the model's measured speed when the chain says so
         self.outcome = JobOutcome("failed", chain.name)
         self.prior_states: list[CodeState] = []
         self.resume_mark = 0
@@ -97,6 +100,7 @@ class _Run:
         try:
             scratch = await self._scratch()
             self.bench = Workbench(self.spec, self.chain, scratch, budget_chars=self.context_tokens * 4)
+            await self._time_limit_from_speed(started)
             self.bench.deadline = self.meter.deadline
             test_command = self.spec.test_command or self.runner.settings.test_command
             self.tools = Tools(self.bench, self.say, test_command=test_command, context_tokens=self.context_tokens,
@@ -131,6 +135,17 @@ class _Run:
         if self.outcome.error:
             await self.say(LogData(level="error", text=self.outcome.error))
         return self.outcome
+
+    async def _time_limit_from_speed(self, started: float) -> None:
+        """The chain's time limit from the model's measured speed, when the chain names the phases it
+        covers (daemon.agents.timing); its fixed ``time_limit`` stays where the speed is not known."""
+        assert self.bench is not None
+        code = sum(estimate_tokens(text) for path in self.spec.files if (text := self.bench.read(path)) is not None)
+        derived = speed_limit(self.chain, self.runner.settings.model, min(code, self.context_tokens))
+        if derived is not None:
+            self.time_limit, why = derived
+            self.meter.deadline = started + self.time_limit
+            await self.say(LogData(level="info", text=f"time limit {why}"))
 
     async def _scratch(self) -> Scratch | None:
         workspace = self.spec.workspace
@@ -401,7 +416,7 @@ class _Run:
         deadline = self.meter.deadline
         if deadline is None or time.monotonic() < deadline:
             return ""
-        return f"the chain's time limit of {self.chain.time_limit:g} s was reached"
+        return f"the chain's time limit of {self.time_limit:g} s was reached"
 
     async def _delegated(self, delegate: PhaseDelegate, phase: Phase, cycle: int | None, prompt: str) -> bool:
         """A phase done by the delegate (a network of agents): its files land in the scratch copy."""

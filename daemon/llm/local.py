@@ -202,10 +202,11 @@ class LocalModelServer:
 
     def model_settings(self, base: ModelSettings) -> ModelSettings:
         """``base`` routed to this server: its context window, one call at a time (the CPU is the limit),
-        and a timeout long enough for a whole file generated on two cores."""
+        a timeout long enough for a whole file generated on two cores, and the speed measured at its start."""
         return replace(base, default=f"openai/{self.spec.name}", api_base=self.api_base, api_key=Secret(self.key),
                        context_window=min(base.context_window, self.context), concurrency=1,
-                       timeout=max(base.timeout, LOCAL_TIMEOUT))
+                       timeout=max(base.timeout, LOCAL_TIMEOUT), tokens_per_s=self.tokens_per_s,
+                       prompt_per_s=self.prompt_per_s)
 
     async def start(self, timeout: float = 180.0, *, measure: bool = True) -> None:
         self._stopping = False

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from daemon.agents.job import JobSpec
+from daemon.agents.loader import load_chains
 from daemon.agents.model import DEFAULT_MAX_TOKENS, Produces
+from daemon.agents.timing import MAX_SECONDS, MIN_SECONDS, TOOL_SECONDS, speed_limit
+from daemon.config import ModelSettings, Settings
 from daemon.events import EventKind
 from tests.agents.conftest import write_tree
 from tests.agents.test_bad_output import script_change
@@ -262,3 +267,35 @@ async def test_a_chain_past_its_time_limit_keeps_what_came_and_skips_the_rest(fa
     assert lines[0] == 5 and len(lines) < 400
     skipped = [e.data for e in recorder.of(EventKind.PHASE_FINISHED) if e.data.skipped]
     assert [(s.phase, s.skipped) for s in skipped] == [("second_look", "the chain's time limit of 5 s was reached")]
+
+
+async def test_a_chain_that_covers_its_phases_gets_its_time_limit_from_the_models_measured_speed(
+        fake_llm, make_runner, recorder, tmp_path):
+    covered = TIMED_CHAIN.replace("time_limit = 5\n", 'time_limit = 1\ntime_limit_covers = ["review"]\n')
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC, ".troupe/chains/review.toml": covered})
+    fake_llm.add_rule("".join(f"LINE: 5\nBUG: divide() fails when b is 0, case {i}\n\n" for i in range(40)),
+                      user="Find the bugs.")
+    fake_llm.add_rule("NONE", user="Look again.")
+    fake_llm.word_delay = 0.01  # ~3 s of writing: past the fixed 1 s, well inside what the speed gives
+    settings = Settings()
+    settings.model.tokens_per_s, settings.model.prompt_per_s = 1000.0, 1000.0
+    outcome = await make_runner(settings=settings).run(
+        JobSpec(chain="review", task="review", workspace=repo, files=["calc.py"]))
+    assert outcome.status == "succeeded", outcome.error
+    assert [u.data.finish_reason for u in recorder.of(EventKind.USAGE)] == ["stop", "stop"]
+    logs = [e.data.text for e in recorder.of(EventKind.LOG)]
+    assert any(t.startswith("time limit 20 s from the model's measured speed (1000 tokens/s written") for t in logs)
+
+
+def test_the_time_limit_from_speed_covers_each_phases_prompt_and_cap() -> None:
+    review = load_chains().get("review")
+    assert review.time_limit_covers == ("review", "reproduce")
+    slow, fast = ModelSettings(tokens_per_s=10, prompt_per_s=20), ModelSettings(tokens_per_s=20, prompt_per_s=40)
+    slow_limit, why = speed_limit(review, slow, file_tokens=1000) or (0.0, "")
+    fast_limit, _ = speed_limit(review, fast, file_tokens=1000) or (0.0, "")
+    # writing 320 + 256 tokens and reading the numbered file: twice the speed, half the model's time
+    assert slow_limit - TOOL_SECONDS == pytest.approx(2 * (fast_limit - TOOL_SECONDS))
+    assert slow_limit > 576 / 10 + 1000 / 20 and "review: " in why and "reproduce: " in why
+    assert speed_limit(review, ModelSettings(), file_tokens=1000) is None  # not measured: time_limit holds
+    assert (speed_limit(review, ModelSettings(tokens_per_s=1e4, prompt_per_s=1e5), 10) or (0.0,))[0] == MIN_SECONDS
+    assert (speed_limit(review, ModelSettings(tokens_per_s=0.5, prompt_per_s=1), 10) or (0.0,))[0] == MAX_SECONDS

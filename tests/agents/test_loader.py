@@ -181,13 +181,17 @@ def test_every_phase_has_a_token_cap_by_what_it_produces_unless_the_file_sets_on
     caps = {p.name: p.max_tokens for p in chains.get("change").phases()}
     assert caps == {"plan": 512, "code": 3072, "review_comment": 512, "review_modify": 3072, "rewrite": 3072,
                     "test_fix": 3072}
-    assert [p.max_tokens for p in chains.get("review").phases()] == [600, 600, 320, 400]  # set in review.toml
+    assert [p.max_tokens for p in chains.get("review").phases()] == [600, 600, 320, 256]  # set in review.toml
     test_loop = next(s for s in chains.get("change").steps if isinstance(s, Loop) and s.until is Until.TESTS_PASS)
     assert test_loop.without_tests == "skip" and not test_loop.phases[0].new_files
     with pytest.raises(ChainError, match=r"chain.toml:8: max_tokens must be at least 16, got 4"):
         load_chain_file(_write(tmp_path / "chain.toml", GOOD_STEP + "max_tokens = 4\n"))
     with pytest.raises(ChainError, match=r"chain.toml:1: time_limit is in seconds and must be at least 1, got 0"):
         load_chain_file(_write(tmp_path / "chain.toml", "time_limit = 0\n" + GOOD_STEP))
+    with pytest.raises(ChainError, match=r"time_limit_covers needs a time_limit"):
+        load_chain_file(_write(tmp_path / "chain.toml", 'time_limit_covers = ["x"]\n' + GOOD_STEP))
+    with pytest.raises(ChainError, match=r"time_limit_covers names 'reveiw', which is no phase of this chain"):
+        load_chain_file(_write(tmp_path / "chain.toml", 'time_limit = 9\ntime_limit_covers = ["reveiw"]\n' + GOOD_STEP))
     bad_loop = ('[[steps]]\nloop = "t"\nuntil = "tests_pass"\nwithout_tests = "maybe"\n'
                 '[[steps.phases]]\nphase = "fix"\ninstructor = "cto"\nassistant = "programmer"\ntemplate = "x"\n')
     with pytest.raises(ChainError, match="without_tests = 'maybe' is not one of: run, skip"):

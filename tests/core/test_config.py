@@ -78,6 +78,15 @@ def test_wrong_type_names_the_key(tmp_path: Path) -> None:
         load_settings(tmp_path)
 
 
+def test_a_providers_model_may_be_given_its_speed_and_it_must_be_positive(tmp_path: Path) -> None:
+    (tmp_path / ".troupe.toml").write_text("[model]\ntokens_per_s = 80\nprompt_per_s = 900.5\n")
+    model = load_settings(tmp_path, env=False).model
+    assert (model.tokens_per_s, model.prompt_per_s) == (80, 900.5)
+    (tmp_path / ".troupe.toml").write_text("[model]\ntokens_per_s = 0\n")
+    with pytest.raises(ConfigError, match=r"model\.tokens_per_s must be above 0, got 0"):
+        load_settings(tmp_path, env=False)
+
+
 def test_bad_environment_number_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TROUPE_LLM_TIMEOUT", "soon")
     with pytest.raises(ConfigError, match="TROUPE_LLM_TIMEOUT='soon'"):
