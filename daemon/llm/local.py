@@ -60,7 +60,10 @@ log = logging.getLogger("troupe.local")
 RUNTIME = "xllamacpp"  # the module that embeds llama.cpp's server (requirements/local-runtime.txt)
 MODEL_FILE, MODEL_ALIAS, MODEL_SHA256, MODEL_SIZE = QWEN_05B.file, QWEN_05B.name, QWEN_05B.sha256, QWEN_05B.size
 PART_MODULES = QWEN_05B.part_modules
-CONTEXT_TOKENS = 4096
+CONTEXT_TOKENS = 4096  # the window prompts are budgeted for (``ModelSettings.context_window``)
+SERVER_CONTEXT_FACTOR = 2
+"""The server holds twice that: a second turn (the first prompt, its reply, and why it went back) still
+fits after a first prompt that filled the budget (the KV cache: ~50 MB more for the 0.5B, ~115 for the 1.5B)."""
 LOCAL_TIMEOUT = 600.0  # seconds per call: ~5-40 tokens/s on two cores
 # What the speed probe at each start sends: long enough that its prompt-processing speed means something.
 PROBE = [{"role": "user", "content": "Count from one to twenty in words, one per line, and nothing else: no "
@@ -218,7 +221,8 @@ class LocalModelServer:
     async def _spawn(self, timeout: float) -> None:
         self.port = self.port or _free_port()  # a restart keeps the address the gateways know
         settings = {"model": str(self.model), "alias": self.spec.name, "port": self.port, "key": self.key,
-                    "threads": self.threads, "batch_threads": self.batch_threads, "context": self.context,
+                    "threads": self.threads, "batch_threads": self.batch_threads,
+                    "context": self.context * SERVER_CONTEXT_FACTOR,
                     "parent": os.getpid(), "draft": str(self.draft) if self.draft else None}
         env = {**os.environ, "TROUPE_LOCAL_SERVER": json.dumps(settings)}  # not argv: others can read that
         with self.log_file.open("ab") as logf:

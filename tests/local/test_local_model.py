@@ -9,6 +9,7 @@ extra is not installed.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ import pytest_asyncio
 from daemon.config import ModelSettings
 from daemon.llm.gateway import Gateway
 from daemon.llm.local import (
+    CONTEXT_TOKENS,
     MODEL_SIZE,
     LocalModelError,
     LocalModelServer,
@@ -121,6 +123,18 @@ async def test_the_prompt_speed_a_server_processed_is_kept_by_its_batch_threads(
     speed = last_speed(server.model)
     assert processed and speed is not None
     assert speed["prompt_per_s_by_batch_threads"] == {str(server.batch_threads): round(processed, 1)}
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_prompts_are_budgeted_for_half_the_servers_window_and_carry_its_measured_speed(
+        server: LocalModelServer) -> None:
+    status, body = await server._request("GET", "/props")
+    assert status == 200
+    assert json.loads(body)["default_generation_settings"]["n_ctx"] == 2 * CONTEXT_TOKENS  # room for a second turn
+    settings = server.model_settings(ModelSettings())
+    assert settings.context_window == CONTEXT_TOKENS
+    assert (settings.tokens_per_s, settings.prompt_per_s) == (server.tokens_per_s, server.prompt_per_s)
+    assert settings.tokens_per_s and settings.prompt_per_s  # what the review's time limit is derived from
 
 
 def test_doctor_names_the_runtime_the_model_its_threads_and_speed(server: LocalModelServer, home: Path) -> None:
