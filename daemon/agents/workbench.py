@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 _LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust",
               ".md": "markdown", ".toml": "toml", ".json": "json", ".sh": "bash", ".txt": "text"}
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
-_DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
+_DIFF_FILE = re.compile(r"^\+\+\+ (.+)$", re.MULTILINE)
 _TRACEBACK_LINE = re.compile(r'(?:File "|^)([\w./-]+\.py)(?:", line |:)(\d+)', re.MULTILINE)
 HUNK_CONTEXT = 3
 ONE_FILE_LINES = 150  # a focus file this short is asked for whole (cheaper than teaching SEARCH/REPLACE)
@@ -59,13 +59,23 @@ def diff_ranges(diff: str) -> dict[str, list[tuple[int, int]]]:
     ranges: dict[str, list[tuple[int, int]]] = {}
     for block in re.split(r"^(?=diff --git |--- )", diff, flags=re.MULTILINE):
         match = _DIFF_FILE.search(block)
-        if not match or match.group(1) == "/dev/null":
+        path = _diff_path(match.group(1)) if match else "/dev/null"
+        if path == "/dev/null":
             continue
-        spans = ranges.setdefault(match.group(1), [])
+        spans = ranges.setdefault(path, [])
         for hunk in _HUNK.finditer(block):
             start, length = int(hunk.group(1)), int(hunk.group(2) or 1)
             spans.append((start, start + max(length, 1) - 1))
     return ranges
+
+
+def _diff_path(raw: str) -> str:
+    """The path of a ``+++`` line: ``b/my file.py``, ``"b/caf\\303\\251.py"`` (git quotes unusual
+    names, UTF-8 bytes as octal), ``file.py`` then a tab and the time (``diff -u``)."""
+    raw = raw.split("\t", 1)[0].rstrip("\r")
+    if len(raw) > 1 and raw[0] == raw[-1] == '"' and raw.isascii():
+        raw = raw[1:-1].encode("ascii").decode("unicode_escape").encode("latin-1").decode("utf-8", "replace")
+    return raw if raw == "/dev/null" else raw.removeprefix("b/")
 
 
 class Workbench:

@@ -86,6 +86,26 @@ async def test_reviewing_a_diff_shows_only_the_changed_hunks(fake_llm, make_runn
     assert [(f.file, f.start_line) for f in outcome.findings] == [("mod.py", 50)]
 
 
+def test_the_changed_hunks_are_found_for_file_names_git_writes_with_spaces_or_quotes(tmp_path):
+    import subprocess
+
+    from daemon.agents.workbench import diff_ranges
+
+    names = ["my module.py", "café.py", "plain.py"]
+    repo = write_tree(tmp_path / "repo", {name: "a = 1\nb = 2\nc = 3\n" for name in names})
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    for name in names:
+        (repo / name).write_text("a = 1\nb = 20\nc = 3\n")
+    diff = subprocess.run([*git, "diff", "HEAD"], check=True, capture_output=True, text=True).stdout
+    assert '+++ "b/caf\\303\\251.py"' in diff and "+++ b/my module.py" in diff  # as git writes them
+    assert diff_ranges(diff) == {name: [(1, 3)] for name in sorted(names)}
+    assert diff_ranges("--- old.py\t2026-12-04 10:00\n+++ new.py\t2026-12-04 10:01\n@@ -2 +2 @@\n-b\n+B\n") == {
+        "new.py": [(2, 2)]}
+
+
 async def test_a_selection_is_reviewed_with_its_real_line_numbers(fake_llm, make_runner, tmp_path):
     repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
     fake_llm.add_rule("[]", system="You are a code reviewer")
