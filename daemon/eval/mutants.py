@@ -48,12 +48,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from daemon.eval.mutation import Candidate, Mutant, MutationError, candidates, is_test_file, python_files, sample_order
+from daemon.eval.mutation import Candidate, Mutant, MutationError, candidates, python_files, sample_order
 from daemon.eval.scoring import BARE_REVIEW_MAX_TOKENS, Spot, bare_review_prompt, bare_spots, parse_file_reply
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row, SuiteError
 from daemon.json_types import JsonDict, JsonObject
 from daemon.messages import JobOptions, SubmitJob
 from daemon.workspace.files import list_repo_files
+from daemon.workspace.repomap import is_test_file
 from daemon.workspace.reports import TestReport
 
 log = logging.getLogger("troupe.eval")

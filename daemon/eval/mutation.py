@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Protocol
 
 from daemon.workspace.files import list_repo_files
+from daemon.workspace.repomap import is_test_file
 
 SKIPPED_OPERATORS = frozenset({"core/ExceptionReplacer", "core/VariableReplacer", "core/VariableInserter"})
 
@@ -128,13 +129,6 @@ def python_files(root: Path, pattern: str | None = None) -> list[str]:
     if pattern:
         return sorted(f for f in files if fnmatch.fnmatchcase(f, pattern))
     return sorted(f for f in files if not is_test_file(f))
-
-
-def is_test_file(rel: str) -> bool:
-    parts = rel.split("/")
-    name = parts[-1]
-    return (any(p in ("tests", "test", "testing") for p in parts[:-1]) or name.startswith("test_")
-            or name.endswith("_test.py") or name == "conftest.py")
 
 
 def candidates(path: str, source: str) -> list[Candidate]:

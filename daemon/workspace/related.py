@@ -24,7 +24,7 @@ RELATED_SECONDS = 20.0
 _SCAN_BYTES = 200_000
 
 
-def _is_test_file(rel: str) -> bool:
+def _is_test_module(rel: str) -> bool:  # what pytest collects (daemon.workspace.repomap.is_test_file: any test file)
     name = rel.rsplit("/", 1)[-1]
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
@@ -50,10 +50,10 @@ def _imports(module: str) -> re.Pattern[str]:
 
 def related_test_files(root: Path, files: list[str], limit: int = MAX_RELATED) -> list[str]:
     """The test files related to ``files`` (their own tests first, by name, then by import)."""
-    sources = [f for f in files if f.endswith(".py") and not _is_test_file(f)]
+    sources = [f for f in files if f.endswith(".py") and not _is_test_module(f)]
     if not sources:
         return []
-    tests = [rel for rel in list_repo_files(root) if _is_test_file(rel)]
+    tests = [rel for rel in list_repo_files(root) if _is_test_module(rel)]
     stems = {Path(f).stem for f in sources if Path(f).stem != "__init__"}
     by_name = [t for t in tests if Path(t).stem.removeprefix("test_").removesuffix("_test") in stems]
     patterns = [_imports(name) for f in sources for name in _module_names(f)]

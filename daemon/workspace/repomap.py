@@ -323,8 +323,12 @@ def _rank(files: dict[str, _File], task: str, focus: list[str]) -> list[_File]:
 
 
 def is_test_file(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return path.startswith("tests/") or "/tests/" in path or name.startswith("test_") or name.endswith("_test.py")
+    """Whether ``path`` belongs to the tests: under a ``tests``/``test``/``testing`` folder, a
+    ``test_*``/``*_test.py`` module, or a ``conftest.py``."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (any(p in ("tests", "test", "testing") for p in parts[:-1]) or name.startswith("test_")
+            or name.endswith("_test.py") or name == "conftest.py")
 
 
 def _render_map(files: dict[str, _File], ranked: list[_File], budget: float) -> str:
