@@ -40,9 +40,9 @@ def reproducible(findings: list[Finding]) -> list[Finding]:
 
 
 def render_suspects(findings: list[Finding]) -> str:
-    """The ``{suspects}`` of a prompt: each suspected bug with its line (its fix is in the reviewer's reply,
-    which the prompt continues: new tokens are the ones a prompt cache cannot serve)."""
-    return "\n".join(f"{number}. {finding.file} line {finding.start_line}: {finding.message}"
+    """The ``{suspects}`` of a prompt: each suspected bug's file and line. What is wrong there and its fix are
+    in the reviewer's reply, which the prompt continues: new tokens are the ones a prompt cache cannot serve."""
+    return "\n".join(f"{number}. {finding.file} line {finding.start_line}"
                       for number, finding in enumerate(reproducible(findings), 1))
 
 

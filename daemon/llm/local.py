@@ -68,6 +68,7 @@ LOCAL_TIMEOUT = 600.0  # seconds per call: ~5-40 tokens/s on two cores
 # What the speed probe at each start sends: long enough that its prompt-processing speed means something.
 PROBE = [{"role": "user", "content": "Count from one to twenty in words, one per line, and nothing else: no "
                                      "digits, no commentary, no code. Start with one and end with twenty."}]
+PROMPT_SPEED_TOKENS = 400  # prompt tokens a server must have processed before its prompt speed is taken as timed
 RESTART_BACKOFF = Backoff(first=2.0, cap=30.0)  # between restarts of a local model server that died
 __all__ = ["MODELS", "RUNTIME", "LocalModel", "LocalModelError", "LocalModelServer", "UnknownLocalModel", "acceptance",
            "choose", "choose_batch_threads", "choose_draft", "choose_threads", "ensure_model", "install_hint",
@@ -138,9 +139,12 @@ def choose_batch_threads(threads: int, model: Path | None = None, setting: int |
     ``setting`` (``[model] batch_threads``, ``TROUPE_LOCAL_BATCH_THREADS``) when given; else, when
     ``model``'s speed file holds prompt speeds measured with more than one count (each server adds its
     own when it stops, from the prompts it processed; ``bench/local_model.py --threads 1/2`` adds
-    others), the fastest of those this process has the cores for; else ``threads``. A start's short
-    probe does not decide it: on 40 tokens two runs of the same setting differed by 2x here, on 800
-    the difference showed (bench/RESULTS.md)."""
+    others), the fastest of those this process has the cores for; else every core this process may use
+    (at most 8). A start's short probe does not decide it: on 40 tokens two runs of the same setting
+    differed by 2x here, on 800 the difference showed (bench/RESULTS.md). Prompt processing is compute
+    on a batch of tokens, and every core paid wherever it was measured: two threads against one
+    processed 146 against 79 tokens/s (0.5B) and 66 against 36 (1.5B) on a quiet two-core machine, 46
+    against 24 (1.5B) with the other core busy."""
     if setting:
         return max(1, setting), "set"
     speed = last_speed(model) if model is not None else None
@@ -152,7 +156,7 @@ def choose_batch_threads(threads: int, model: Path | None = None, setting: int |
             best = max(known, key=lambda n: known[n])
             figures = ", ".join(f"{n}: {known[n]:.1f}" for n in sorted(known))
             return best, f"measured prompt tokens/s by threads: {figures}"
-    return threads, "as generation"
+    return max(threads, min(_cores(), 8)), "every core (prompt processing is compute; no two counts measured)"
 
 
 def _free_port() -> int:
@@ -295,6 +299,10 @@ class LocalModelServer:
         except (TimeoutError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
             log.warning("could not measure the local model's speed: %s", exc)
             return None
+        # the probe's prompt is 40 tokens, too few to time (two starts of one setting differed 2x): an earlier
+        # server's figure from the real prompts it processed, at these threads, is the better one
+        known = self._prompt_speeds().get(_speed_key(self.batch_threads, self.draft is not None))
+        self.prompt_per_s = known or self.prompt_per_s
         self.draft_acceptance = acceptance(timings)
         with contextlib.suppress(OSError):
             speed_file(self.model).write_text(json.dumps({
@@ -324,10 +332,9 @@ class LocalModelServer:
             return {}
         return {str(n): float(v) for n, v in table.items() if isinstance(v, int | float)}
 
-    async def record_prompt_speed(self, minimum: int = 400) -> float | None:
+    async def processed_prompt_speed(self, minimum: int = PROMPT_SPEED_TOKENS) -> float | None:
         """The prompt tokens/s this server processed over its life (llama.cpp's /metrics: cached tokens
-        not counted), kept in the speed file under its batch-thread count when it processed at least
-        ``minimum`` tokens; None when it did not (or the server did not say)."""
+        not counted) when it processed at least ``minimum`` tokens; None when it did not (or did not say)."""
         try:
             status, body = await self._request("GET", "/metrics")
             counters = dict(line.split()[:2] for line in body.decode().splitlines()
@@ -339,13 +346,27 @@ class LocalModelServer:
             return None
         if status != 200 or tokens < max(minimum, 1) or seconds <= 0:
             return None
+        return tokens / seconds
+
+    async def refresh_prompt_speed(self, minimum: int = PROMPT_SPEED_TOKENS) -> None:
+        """:attr:`prompt_per_s` from the prompts this server has processed, once they are enough to time
+        (a job's time limit is derived from it: ``daemon.agents.timing``)."""
+        if self.running and (measured := await self.processed_prompt_speed(minimum)) is not None:
+            self.prompt_per_s = round(measured, 1)
+
+    async def record_prompt_speed(self, minimum: int = PROMPT_SPEED_TOKENS) -> float | None:
+        """:meth:`processed_prompt_speed`, kept in the speed file under this server's batch-thread count
+        (the next start's threads and first time limits read it)."""
+        measured = await self.processed_prompt_speed(minimum)
+        if measured is None:
+            return None
         speed = last_speed(self.model)
         if speed is not None and speed.get("runtime") == self._runtime:
             table = self._prompt_speeds()  # (else another runtime's start wrote the file: leave it)
-            table[_speed_key(self.batch_threads, self.draft is not None)] = round(tokens / seconds, 1)
+            table[_speed_key(self.batch_threads, self.draft is not None)] = round(measured, 1)
             with contextlib.suppress(OSError):
                 speed_file(self.model).write_text(json.dumps({**speed, "prompt_per_s_by_batch_threads": table}))
-        return tokens / seconds
+        return measured
 
     def _log_tail(self, lines: int = 15) -> str:
         try:
@@ -468,6 +489,8 @@ class LocalModel:
                     self._fail(str(exc))
                     return base  # the gateway then says no model is configured, with this log line
                 self.servers[spec.name], self.error = server, None
+            else:
+                await server.refresh_prompt_speed()
             return server.model_settings(base)
 
     async def close(self) -> None:

@@ -66,7 +66,7 @@ async def test_review_findings_carry_correct_lines(fake_llm, make_runner, record
     assert reproduce.messages[:2] == review.messages
     assert reproduce.messages[2] == {"role": "assistant", "content": FINDINGS}
     assert [m["role"] for m in reproduce.messages] == ["system", "user", "assistant", "user"]
-    assert reproduce.last_user.startswith("Check these suspected bugs with tests:\n1. calc.py line 5")
+    assert reproduce.last_user.startswith("Check these bugs you found with tests:\n1. calc.py line 5\n\n")
     assert "```python\nimport os" not in reproduce.last_user, "the code is not sent again"
     assert snapshot_tree(repo) == before
 

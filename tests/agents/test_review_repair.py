@@ -58,6 +58,32 @@ async def test_a_repair_that_still_fails_adds_nothing_and_the_reviewer_speaks(fa
     assert snapshot_tree(repo) == before
 
 
+async def test_a_review_after_a_repair_starts_its_prompt_as_the_repair_did(fake_llm, make_runner, tmp_path):
+    """Prompt reuse: the reviewer speaks both, each prompt opens with the numbered code, so a prompt cache
+    serves the system prompt and the code again to the review and only the review's own words are new."""
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
+    fake_llm.add_rule(whole(CALC.replace("return a - b", "return b - a")), user=REPAIR)  # still wrong
+    fake_llm.add_rule(NONE, user=REVIEW)
+    outcome = await make_runner().run(review(repo))
+    assert outcome.status == "succeeded", outcome.error
+    [repair], [opinion] = fake_llm.prompts_containing(REPAIR), fake_llm.prompts_containing(REVIEW)
+    assert repair.messages[0] == opinion.messages[0] and repair.messages[0]["role"] == "system"
+    code = "calc.py (with line numbers):\n" + "\n".join(f"{n:>4}| {line}" for n, line in
+                                                       enumerate(CALC.splitlines(), 1))
+    assert repair.last_user.startswith(code + "\n\n") and opinion.last_user.startswith(code + "\n\n")
+    assert f"- {FAILING}" in repair.last_user and FAILING not in opinion.last_user
+
+
+async def test_a_repair_that_copies_the_line_numbers_is_read_without_them(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
+    copied = "\n".join(f"{n:>4}| {line}" for n, line in enumerate(FIXED.splitlines(), 1)) + "\n"
+    fake_llm.add_rule(whole(copied), user=REPAIR)
+    fake_llm.add_rule(NONE, user=REVIEW)
+    outcome = await make_runner().run(review(repo))
+    assert outcome.status == "succeeded", outcome.error
+    assert [(f.start_line, f.replacement) for f in outcome.findings if f.rule is None] == [(18, "    return a + b")]
+
+
 async def test_a_repair_that_drops_the_failing_example_adds_nothing(fake_llm, make_runner, tmp_path):
     repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
     fake_llm.add_rule(whole(CALC.replace("    >>> add(1, 2)\n    3\n", "")), user=REPAIR)  # the examples "pass"
@@ -135,7 +161,7 @@ async def test_failing_related_tests_drive_a_repair_whose_findings_are_major(fak
     assert snapshot_tree(repo) == before
 
 
-SUSPECTS = "Check these suspected bugs with tests:"
+SUSPECTS = "Check these bugs you found with tests:"
 OPS = "def add(a, b):\n    return a - b\n\n\ndef double(a):\n    return a * 2\n"
 
 
@@ -150,7 +176,7 @@ async def test_a_suggestion_a_written_test_reproduces_becomes_major_with_the_tes
     outcome = await make_runner().run(JobSpec(chain="review", task="review ops.py", workspace=repo, files=["ops.py"]))
     assert outcome.status == "succeeded", outcome.error
     prompt = fake_llm.prompts_containing(SUSPECTS)[0].last_user
-    assert "1. ops.py line 2: subtracts instead of adding\n2. ops.py line 6: should triple\n" in prompt
+    assert "\n1. ops.py line 2\n2. ops.py line 6\n\n" in prompt  # what is wrong there is in the reply it continues
     by_line = {f.start_line: f for f in outcome.findings if f.source in ("reviewer", "reproduced")}
     assert (by_line[2].severity, by_line[2].source) == ("major", "reproduced")
     assert "Reproduced: test_add fails on this code and passes with the fix" in by_line[2].message

@@ -126,6 +126,21 @@ async def test_the_prompt_speed_a_server_processed_is_kept_by_its_batch_threads(
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_the_prompt_speed_the_time_limits_read_is_the_one_timed_on_real_prompts(
+        server: LocalModelServer) -> None:
+    kept = last_speed(server.model)
+    assert kept is not None  # the test before kept this server's figure by its batch threads
+    await server.measure()  # a start's 40-token probe: the kept figure wins over it
+    assert server.prompt_per_s == kept["prompt_per_s_by_batch_threads"][str(server.batch_threads)]
+    await server.refresh_prompt_speed(minimum=10**9)  # too few tokens processed yet: unchanged
+    assert server.prompt_per_s == kept["prompt_per_s_by_batch_threads"][str(server.batch_threads)]
+    await server.refresh_prompt_speed(minimum=1)  # what this server processed so far
+    processed = await server.processed_prompt_speed(minimum=1)
+    assert processed and server.prompt_per_s == round(processed, 1)
+    assert server.model_settings(ModelSettings()).prompt_per_s == server.prompt_per_s
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_prompts_are_budgeted_for_half_the_servers_window_and_carry_its_measured_speed(
         server: LocalModelServer) -> None:
     status, body = await server._request("GET", "/props")

@@ -220,11 +220,12 @@ def test_prompt_threads_are_set_or_the_fastest_the_speed_file_measured(
     model = tmp_path / "m.gguf"
     monkeypatch.delenv("TROUPE_LOCAL_BATCH_THREADS", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
-    assert choose_batch_threads(1, model) == (1, "as generation")  # nothing measured yet
-    assert choose_batch_threads(1, model, 2) == (2, "set")
+    every_core = (2, "every core (prompt processing is compute; no two counts measured)")
+    assert choose_batch_threads(1, model) == every_core  # nothing measured yet
+    assert choose_batch_threads(1, model, 1) == (1, "set")
     speed = speed_file(model)
-    speed.write_text(json.dumps({"prompt_per_s_by_batch_threads": {"1": 21.0}}))
-    assert choose_batch_threads(1, model) == (1, "as generation")  # one count: nothing to compare
+    speed.write_text(json.dumps({"prompt_per_s_by_batch_threads": {"2": 21.0}}))
+    assert choose_batch_threads(1, model) == every_core  # one count: nothing to compare
     speed.write_text(json.dumps({"prompt_per_s_by_batch_threads": {"1": 21.0, "2": 34.5, "4": 60.0}}))
     assert choose_batch_threads(1, model) == (2, "measured prompt tokens/s by threads: 1: 21.0, 2: 34.5")  # 4: no cores
     speed.write_text(json.dumps({"prompt_per_s_by_batch_threads": {"1": 21.0, "2": 9.5, "1+draft": 8.0,
