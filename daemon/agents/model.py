@@ -66,7 +66,6 @@ TEMPLATE_FIELDS: dict[str, str] = {
     "context": "the repository map and the files relevant to the task",
     "lint": "issues the static checks already found",
     "target": "what to review: files or hunks with line numbers",
-    "numbered_code": "the files under review, whole, numbered (what {target} shows without a diff or selection)",
     "test_report": "the latest test run's summary",
     "test_failures": "the latest test run's failures, with their output",
     "unfinished": "places in the code that are still placeholders",

@@ -190,8 +190,7 @@ class Workbench:
                   "program_format": lambda: NEW_PROGRAM_FORMAT,
                   "findings_format": lambda: FINDINGS_FORMAT, "files": lambda: ", ".join(self.spec.files) or "(none)",
                   "lint": lambda: render_lint(self.lint), "code": self.code, "diff": self.diff,
-                  "target": self.target, "numbered_code": self.numbered_code,
-                  "context": lambda: self.context_text or self.code(),
+                  "target": self.target, "context": lambda: self.context_text or self.code(),
                   "test_report": self.test_summary, "test_failures": self.test_failures,
                   "unfinished": self.unfinished, "code_map": self.code_map, "imports": self.imports,
                   "examples": lambda: example_failures(self.examples),
@@ -386,19 +385,8 @@ class Workbench:
         return self.scratch.proposed_change().diff or "(no change yet)"
 
     def target(self) -> str:
-        """The files under review with their line numbers: a diff's changed hunks, a selection's lines,
-        else each file whole (as :meth:`numbered_code` shows it)."""
-        return self._numbered(whole=False)
-
-    def numbered_code(self) -> str:
-        """The files under review, whole, with their line numbers. A phase that shows the code this way
-        before its own words starts its prompt as the review's does (when the review shows whole files),
-        so a prompt cache serves the code again to whichever of them runs second."""
-        return self._numbered(whole=True)
-
-    def _numbered(self, *, whole: bool) -> str:
-        ranges = diff_ranges(self.spec.diff) if self.spec.diff and not whole else {}
-        selection = None if whole else self.spec.selection
+        ranges = diff_ranges(self.spec.diff) if self.spec.diff else {}
+        selection = self.spec.selection
 
         def render(path: str, text: str) -> str:
             lines = text.splitlines()

@@ -58,32 +58,6 @@ async def test_a_repair_that_still_fails_adds_nothing_and_the_reviewer_speaks(fa
     assert snapshot_tree(repo) == before
 
 
-async def test_a_review_after_a_repair_starts_its_prompt_as_the_repair_did(fake_llm, make_runner, tmp_path):
-    """Prompt reuse: the reviewer speaks both, each prompt opens with the numbered code, so a prompt cache
-    serves the system prompt and the code again to the review and only the review's own words are new."""
-    repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
-    fake_llm.add_rule(whole(CALC.replace("return a - b", "return b - a")), user=REPAIR)  # still wrong
-    fake_llm.add_rule(NONE, user=REVIEW)
-    outcome = await make_runner().run(review(repo))
-    assert outcome.status == "succeeded", outcome.error
-    [repair], [opinion] = fake_llm.prompts_containing(REPAIR), fake_llm.prompts_containing(REVIEW)
-    assert repair.messages[0] == opinion.messages[0] and repair.messages[0]["role"] == "system"
-    code = "calc.py (with line numbers):\n" + "\n".join(f"{n:>4}| {line}" for n, line in
-                                                       enumerate(CALC.splitlines(), 1))
-    assert repair.last_user.startswith(code + "\n\n") and opinion.last_user.startswith(code + "\n\n")
-    assert f"- {FAILING}" in repair.last_user and FAILING not in opinion.last_user
-
-
-async def test_a_repair_that_copies_the_line_numbers_is_read_without_them(fake_llm, make_runner, tmp_path):
-    repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
-    copied = "\n".join(f"{n:>4}| {line}" for n, line in enumerate(FIXED.splitlines(), 1)) + "\n"
-    fake_llm.add_rule(whole(copied), user=REPAIR)
-    fake_llm.add_rule(NONE, user=REVIEW)
-    outcome = await make_runner().run(review(repo))
-    assert outcome.status == "succeeded", outcome.error
-    assert [(f.start_line, f.replacement) for f in outcome.findings if f.rule is None] == [(18, "    return a + b")]
-
-
 async def test_a_repair_that_drops_the_failing_example_adds_nothing(fake_llm, make_runner, tmp_path):
     repo = write_tree(tmp_path / "repo", {"calc.py": CALC})
     fake_llm.add_rule(whole(CALC.replace("    >>> add(1, 2)\n    3\n", "")), user=REPAIR)  # the examples "pass"
