@@ -62,7 +62,8 @@ def hunks(before: str, after: str) -> list[tuple[int, int, str]]:
 async def _recheck(bench: Workbench, root: Path, files: list[str], tests: bool) -> TestReport | None:
     """The same evidence run again on the repaired copy at ``root``."""
     if tests:
-        return await run_related(root, bench.related_files, timeout=bench.seconds_left(RELATED_SECONDS))
+        return await run_related(root, bench.related_files, timeout=bench.seconds_left(RELATED_SECONDS),
+                                 deselect=bench.related_stale)
     return await run_doctests(root, files, timeout=bench.seconds_left(DOCTEST_SECONDS))
 
 

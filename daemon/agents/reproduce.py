@@ -86,15 +86,16 @@ def _with_fix(text: str, finding: Finding) -> str:
 
 
 async def _run(workspace: Path, name: str, source: str, fixed: tuple[str, str] | None, seconds: float,
-               also: list[str] | None = None) -> TestReport:
-    """The written tests (and ``also``, the repository's related tests) on a copy, with the fix if given."""
+               also: list[str] | None = None, deselect: list[str] | None = None) -> TestReport:
+    """The written tests (and ``also``, the repository's related tests less ``deselect``) on a copy, with
+    the fix if given."""
     scratch = await asyncio.to_thread(Scratch.from_repo, workspace)
     try:
         (scratch.root / name).write_text(source, encoding="utf-8")
         if fixed is not None:
             (scratch.root / fixed[0]).write_text(fixed[1], encoding="utf-8")
         return await run_test_files(scratch.root, [name, *(also or [])], timeout=seconds,
-                                    per_test_timeout=min(5.0, seconds))
+                                    per_test_timeout=min(5.0, seconds), deselect=deselect)
     finally:
         await asyncio.to_thread(scratch.cleanup)
 
@@ -126,7 +127,7 @@ async def reproduce_findings(bench: Workbench, phase: Phase, reply: str,
         if text is None:
             continue
         after = await _run(Path(workspace), name, source, (finding.file, _with_fix(text, finding)),
-                           bench.seconds_left(REPRODUCE_SECONDS), own)
+                           bench.seconds_left(REPRODUCE_SECONDS), own, bench.related_stale)
         if any(not f.test_id.startswith(name) for f in after.failures):
             continue  # the fix breaks the repository's own tests: the suspicion is refuted, not reproduced
         still = {f.test_id.rsplit("::", 1)[-1] for f in after.failures}

@@ -57,25 +57,35 @@ class Tools:
         """Only the tests related to the files under review (``daemon.workspace.related``), within the
         chain's time limit, on a copy: a review's evidence from the repository's own tests."""
         started = time.monotonic()
-        root, files = self.bench.root, self.bench.review_files()
-        self.bench.related, self.bench.related_files = None, []
-        if root is None or not files or self.bench.spec.workspace is None:
+        bench = self.bench
+        root, files = bench.root, bench.review_files()
+        bench.related, bench.related_files, bench.related_stale = None, [], []
+        if root is None or not files or bench.spec.workspace is None:
             return None
         tests = await asyncio.to_thread(related.related_test_files, root, files)
         if not tests:
             return None
-        self.bench.related_files = tests
-        seconds = self.bench.seconds_left(related.RELATED_SECONDS)
-        scratch, temporary = self.bench.scratch, None
+        bench.related_files = tests
+        workspace = Path(bench.spec.workspace)
+        scratch, temporary = bench.scratch, None
         if scratch is None:  # a review reads the user's tree: the tests still run on a copy
-            scratch = temporary = await asyncio.to_thread(Scratch.from_repo, Path(self.bench.spec.workspace))
+            scratch = temporary = await asyncio.to_thread(Scratch.from_repo, workspace)
+
+        def seconds() -> tuple[float, float]:  # a run's timeout and each test's, within the chain's time limit
+            left = bench.seconds_left(related.RELATED_SECONDS)
+            return left, min(self.per_test_timeout, left)
+
         try:
-            report = await related.run_related(scratch.root, tests, timeout=seconds,
-                                               per_test_timeout=min(self.per_test_timeout, seconds))
+            report = await related.run_related(scratch.root, tests, *seconds())
+            if report and report.failures and not (report.timed_out or report.cannot_run) and bench.spec.diff:
+                # a save: what failed before it too is no evidence about it (a server not here, a red test)
+                bench.related_stale = await related.failing_before(workspace, files, report, *seconds())
+                if bench.related_stale:
+                    report = await related.run_related(scratch.root, tests, *seconds(), deselect=bench.related_stale)
         finally:
             if temporary is not None:
                 await asyncio.to_thread(temporary.cleanup)
-        self.bench.related = report
+        bench.related = report
         if report is not None:
             await self._say(ToolRunData.of_report("related_tests", report, time.monotonic() - started), "tester")
         return report

@@ -91,6 +91,7 @@ class Workbench:
         self.examples: TestReport | None = None  # the docstring examples' run (daemon.workspace.doctests), if any
         self.related: TestReport | None = None  # the related tests' run (daemon.workspace.related), if any ran
         self.related_files: list[str] = []  # those test files
+        self.related_stale: list[str] = []  # their tests that fail on the last commit too: left out of every run
         self.suggestions: list[Finding] = []  # the reviewer's findings (suggestions), for the reproduce phase
         self.checked_before: TestReport | None = None  # the first checks' report, before the team changed anything
         self.unfinished_text = ""

@@ -52,6 +52,9 @@ def add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--on-save", action="store_true", help="mutants: each mutant is a save over the unmutated "
                    "commit, reviewed with its diff as the watcher sends it (default: the mutant committed, the "
                    "whole file reviewed)")
+    p.add_argument("--tests", metavar="COMMAND", help="mutants: the command that runs the repository's tests, for "
+                   "judging mutants and fixes and for the team's test jobs, e.g. 'pytest -q tests/storage' "
+                   "(default: the runner Troupe chooses, pytest or unittest, over every test)")
     p.add_argument("--out", metavar="FILE", help="write the full results (every item, model, commit) as JSON")
     p.add_argument("--job-timeout", type=float, default=900.0, metavar="S",
                    help="seconds to wait for one job before cancelling it and recording the item as failed")
@@ -94,7 +97,7 @@ def run_eval(args: argparse.Namespace) -> int:
     data, options = args.data, {}
     if args.suite == "mutants":  # the drawing needs N and the seed before the items exist
         data, options = args.repo or args.data, {"files": args.files, "n": args.limit, "seed": args.seed,
-                                                 "on_save": args.on_save,
+                                                 "on_save": args.on_save, "tests": args.tests,
                                                  "progress": lambda line: print(line, file=sys.stderr)}
     try:
         suite = load_suite(args.suite, Path(data) if data else None, **options)

@@ -1,8 +1,10 @@
 """The mutants suite: one-line bugs planted in the user's own repository, kept only when its own
 tests catch them; then the team reviews the mutated file and fixes the repository.
 
-``troupe eval mutants --repo PATH [--files GLOB] [-n N] [--seed S]``. Before any job, the
-repository's tests run once in the sandbox on an unmutated copy (they must pass), then mutants
+``troupe eval mutants --repo PATH [--files GLOB] [--tests COMMAND] [-n N] [--seed S]``. Before any
+job, the repository's tests (``--tests``: only the command given, e.g. the tests of the package
+mutated; it is the team's test command too) run once in the sandbox on an unmutated copy (they must
+pass), then mutants
 (:mod:`daemon.eval.mutation`: Cosmic Ray's operators) are drawn in an order fixed by the seed
 and each is tested on its own copy, every test with its own timeout; the first ``N`` the tests
 kill are the items. How many were drawn, killed, survived or timed out is in :attr:`stats`.
@@ -134,7 +136,8 @@ class MutantsSuite:
     in the draw's order, hold out the rest (:func:`daemon.eval.split.halves`)."""
 
     def __init__(self, data: Path | None = None, *, files: str | None = None, n: int | None = None, seed: int = 0,
-                 progress: Callable[[str], None] | None = None, on_save: bool = False) -> None:
+                 progress: Callable[[str], None] | None = None, on_save: bool = False,
+                 tests: str | None = None) -> None:
         from daemon.workspace.testing import has_tests
 
         if data is None:
@@ -160,7 +163,8 @@ class MutantsSuite:
         self.test_seconds = 120.0
         self._items: list[Item] | None = None
         self._kill_command: str | None = None
-        self._test_command: str | None = None  # None: the runner's own choice; else pytest less the deselected
+        self.tests = tests.strip() if tests and tests.strip() else None  # --tests: the repository's test command
+        self._test_command = self.tests  # None: the runner's own choice; else the command, less the deselected
         self._clean: set[tuple[Context, Row, str]] = set()  # (the run, row, file) whose clean file was reviewed
 
     # -- the items: drawn, tested, kept ---------------------------------------------------
@@ -182,10 +186,10 @@ class MutantsSuite:
             return self._items
         self.snapshot = await asyncio.to_thread(_read_texts, self.root)
         started = time.monotonic()
-        baseline = await self.run_tests(self.snapshot, timeout=BASELINE_SECONDS)
+        baseline = await self.run_tests(self.snapshot, command=self._test_command, timeout=BASELINE_SECONDS)
         slow = _deselectable(baseline)
         if slow:  # a test that outruns its timeout unmutated would make every mutant look like a hang
-            self._test_command = "pytest -q " + " ".join(f"--deselect {test}" for test in slow)
+            self._test_command = (self.tests or "pytest -q") + "".join(f" --deselect {test}" for test in slow)
             baseline = await self.run_tests(self.snapshot, command=self._test_command, timeout=BASELINE_SECONDS)
             self.stats.deselected = slow
         self.stats.baseline_seconds = round(time.monotonic() - started, 1)

@@ -8,11 +8,17 @@ each test with its own timeout — so the review stays within its time limit.
 
     files = related_test_files(root, ["pkg/ops.py"])    # ["tests/test_ops.py", ...]
     report = await run_related(root, files, timeout=20)  # a TestReport, or None with nothing related
+
+A test that fails after a save is evidence about the save only when it passed before it: a test
+that needs a server this machine does not have, or one that was already red, fails on the last
+commit too (:func:`failing_before`), and is left out of the job's runs of the related tests.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+import subprocess
 from pathlib import Path
 
 from daemon.workspace.files import list_repo_files
@@ -71,10 +77,52 @@ def related_test_files(root: Path, files: list[str], limit: int = MAX_RELATED) -
 
 
 async def run_related(root: Path, tests: list[str], timeout: float = RELATED_SECONDS,
-                      per_test_timeout: float | None = None) -> TestReport | None:
+                      per_test_timeout: float | None = None, deselect: list[str] | None = None) -> TestReport | None:
     """Run only ``tests`` (pytest in the sandbox, as :func:`daemon.workspace.testing.run_tests` runs a
-    project's tests); None when there are none."""
+    project's tests), less the ``deselect`` test ids; None when there are none."""
     if not tests:
         return None
     per_test = per_test_timeout if per_test_timeout is not None else min(PER_TEST_TIMEOUT, timeout)
-    return await run_test_files(root, tests, timeout, per_test)
+    return await run_test_files(root, tests, timeout, per_test, deselect=deselect)
+
+
+async def failing_before(workspace: Path, saved: list[str], report: TestReport, timeout: float,
+                         per_test_timeout: float | None = None) -> list[str]:
+    """The ids of ``report``'s failing tests that fail on the last commit too: run on a copy of
+    ``workspace`` with the ``saved`` files as ``HEAD`` has them. [] when that cannot be known (no git,
+    a saved file new since the last commit, the run stopped by its timeout)."""
+    from daemon.workspace.scratch import Scratch
+
+    failing = list(dict.fromkeys(f.test_id for f in report.failures if "::" in f.test_id))
+    sources = [f for f in saved if not _is_test_module(f)]
+    if not failing or not sources:
+        return []
+    committed = await asyncio.to_thread(_committed, workspace, sources)
+    if committed is None:
+        return []
+    scratch = await asyncio.to_thread(Scratch.from_repo, workspace)
+    try:
+        for rel, text in committed.items():
+            (scratch.root / rel).write_text(text, encoding="utf-8")
+        before = await run_related(scratch.root, failing, timeout, per_test_timeout)
+    finally:
+        await asyncio.to_thread(scratch.cleanup)
+    if before is None or before.timed_out:
+        return []
+    still = {f.test_id for f in before.failures}
+    return [test for test in failing if test in still]
+
+
+def _committed(workspace: Path, files: list[str]) -> dict[str, str] | None:
+    """``files`` as the last commit of ``workspace`` has them; None when one is not there (or no git)."""
+    texts = {}
+    for rel in files:
+        try:
+            shown = subprocess.run(["git", "-C", str(workspace), "show", f"HEAD:{rel}"], capture_output=True,
+                                   timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if shown.returncode != 0:
+            return None
+        texts[rel] = shown.stdout.decode("utf-8", errors="replace")
+    return texts

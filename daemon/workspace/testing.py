@@ -104,11 +104,14 @@ async def run_tests(
 
 
 async def run_test_files(root: Path, tests: list[str], timeout: float,
-                         per_test_timeout: float = PER_TEST_TIMEOUT) -> TestReport:
-    """Only these test files, with pytest on the project's interpreter, as :func:`run_tests` runs them."""
+                         per_test_timeout: float = PER_TEST_TIMEOUT, deselect: list[str] | None = None) -> TestReport:
+    """Only these test files (or test ids), less the ``deselect`` test ids, with pytest on the project's
+    interpreter, as :func:`run_tests` runs them."""
     python = await asyncio.to_thread(project_python)
     libs = (await packages.for_project(root)).paths
-    return (await _pytest(root, [python, "-m", "pytest", "-q", *tests], timeout, libs, per_test_timeout))[0]
+    left_out = [arg for test in deselect or [] for arg in ("--deselect", test)]
+    argv = [python, "-m", "pytest", "-q", *tests, *left_out]
+    return (await _pytest(root, argv, timeout, libs, per_test_timeout))[0]
 
 
 def has_tests(root: Path) -> bool:

@@ -6,6 +6,7 @@ costs no repair call, and the user's tree is never touched."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 
 from daemon.agents.job import JobSpec
@@ -206,3 +207,49 @@ async def test_a_related_test_that_fails_inside_the_reviewed_file_is_a_major_fin
     assert (failing.file, failing.start_line, failing.severity, failing.rule) == (
         "ops.py", 3, "major", "troupe/failing-test")
     assert failing.message.startswith("The test tests/test_ops.py::test_ratio fails here: ZeroDivisionError")
+
+
+CONNECT = "def add(a, b):\n    return a + b\n\n\ndef rows():\n    raise ConnectionRefusedError('no database here')\n"
+CONNECT_TESTS = ("from calc import add, rows\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+                 "def test_rows():\n    assert rows() == []\n")
+
+
+def saved(root, committed: dict[str, str], edits: dict[str, str]) -> JobSpec:
+    """A git repository holding ``committed`` as its last commit, with ``edits`` saved over it: the review
+    of that save, with the diff the watcher sends."""
+    from daemon.watch.trigger import changed_hunks
+
+    repo = write_tree(root, committed)
+    for argv in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "-qm", "c"]):
+        subprocess.run(["git", *argv], cwd=repo, check=True, capture_output=True)
+    write_tree(repo, edits)
+    return JobSpec(chain="review", task="review calc.py", workspace=repo, files=["calc.py"],
+                   diff=changed_hunks(repo, list(edits)))
+
+
+async def test_a_related_test_that_failed_before_the_save_too_is_no_evidence_about_it(
+        fake_llm, make_runner, recorder, tmp_path):
+    """test_rows needs a database this machine lacks: red before the save and after it. The save breaks
+    add: test_add alone drives the repair, and test_rows makes no finding on the line it fails in."""
+    spec = saved(tmp_path / "repo", {"calc.py": CONNECT, "tests/test_calc.py": CONNECT_TESTS},
+                 {"calc.py": CONNECT.replace("a + b", "a - b")})
+    fake_llm.add_rule(f"```python\n{CONNECT}```", user="The repository's tests of this code fail.")
+    outcome = await make_runner().run(spec)
+    assert outcome.status == "succeeded", outcome.error
+    prompt = fake_llm.prompts_containing("The repository's tests of this code fail.")[0].last_user
+    assert "test_calc.py::test_add" in prompt and "test_rows" not in prompt
+    [found] = [f for f in outcome.findings if f.severity == "major"]
+    assert (found.source, found.start_line, found.replacement) == ("repair", 2, "    return a + b")
+    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "related_tests"]
+    assert [(r.passed, r.failed) for r in runs] == [(0, 1)]  # the run the review used: test_rows left out
+
+
+async def test_a_save_whose_only_failing_tests_were_red_before_gets_no_repair_and_nothing_major(
+        fake_llm, make_runner, tmp_path):
+    spec = saved(tmp_path / "repo", {"calc.py": CONNECT, "tests/test_calc.py": CONNECT_TESTS},
+                 {"calc.py": CONNECT.replace("return a + b", "return b + a")})
+    fake_llm.add_rule(NONE, user=REVIEW)
+    outcome = await make_runner().run(spec)
+    assert outcome.status == "succeeded", outcome.error
+    assert not fake_llm.prompts_containing("The repository's tests of this code fail.")
+    assert not [f for f in outcome.findings if f.severity == "major"]

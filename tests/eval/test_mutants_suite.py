@@ -112,6 +112,22 @@ async def test_a_repository_whose_tests_fail_unmutated_is_refused(tmp_path: Path
         await MutantsSuite(broken, n=1).prepare()
 
 
+async def test_tests_names_the_command_that_judges_the_mutants_and_the_team_runs(tmp_path: Path) -> None:
+    """--tests: a repository whose other tests fail (or need what is not here) is judged by the tests named."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "tests" / "test_elsewhere.py").write_text("def test_needs_a_server():\n    assert False\n")
+    with pytest.raises(SuiteError, match="do not pass without any mutant"):
+        await MutantsSuite(repo, n=1).prepare()
+
+    suite = MutantsSuite(repo, n=2, seed=7, tests="pytest -q tests/test_ops.py")
+    items = await suite.prepare()
+
+    assert len(items) == 2 and all(item.data["line"] in CLAMP_LINES for item in items)
+    assert suite.stats.baseline_runner == "python -m pytest -q tests/test_ops.py"
+    assert "test_elsewhere" not in "".join(item.data["failures"] for item in items)
+    assert suite._options().test_command == "pytest -q tests/test_ops.py"  # the team's test jobs run the same
+
+
 def fake_model(caught: Item, missed: Item):
     """The fake reviewer points at the first mutant's line and at a line 5 or more lines away from the
     second's, and at line 13 of the clean file (a false positive); the fixer puts the first one's line
