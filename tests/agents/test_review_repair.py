@@ -220,7 +220,8 @@ def saved(root, committed: dict[str, str], edits: dict[str, str]) -> JobSpec:
     from daemon.watch.trigger import changed_hunks
 
     repo = write_tree(root, committed)
-    for argv in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "-qm", "c"]):
+    who = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
+    for argv in (["init", "-q"], ["add", "."], [*who, "commit", "-qm", "c"]):
         subprocess.run(["git", *argv], cwd=repo, check=True, capture_output=True)
     write_tree(repo, edits)
     return JobSpec(chain="review", task="review calc.py", workspace=repo, files=["calc.py"],
