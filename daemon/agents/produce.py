@@ -131,6 +131,7 @@ class Producer:
                 elif copied:
                     raise EditParseError(f"your edit of {copied[0][0].path} holds the words {copied[0][1]} from the "
                                          f"format instead of real code. Write the real lines of {copied[0][0].path}.")
+                edits = self.bench.unexcerpted(edits)  # the parts of a file shown in part, put back in it
                 broken = next((p for e in edits if e.kind == "whole"
                                and (p := python_problem(e.path, e.content, self.bench.read(e.path)))), None)
                 if broken and not last_try:
@@ -140,10 +141,6 @@ class Producer:
                                     f"{attempt + 1} tries though {broken.split('. ')[0].removeprefix('your ')}; "
                                     "running it shows the error to the next phase")
                     await self._say(LogData(level="warning", text=warnings[-1]), phase.assistant)
-                partial = next((e.path for e in edits if e.kind == "whole" and e.path in self.bench.excerpted), None)
-                if partial:
-                    raise EditParseError(f"you were shown only part of {partial}, so it cannot be rewritten whole: "
-                                         "send SEARCH/REPLACE blocks that change only the lines that are wrong.")
                 self.confine_to_user_tree([e.path for e in edits])
                 if not phase.new_files:
                     self.refuse_new_files([e.path for e in edits if e.kind != "delete"])

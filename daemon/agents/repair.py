@@ -90,9 +90,10 @@ async def repair_findings(bench: Workbench, phase: Phase, reply: str) -> tuple[l
         return [], f"the reply held no usable repair ({str(exc).splitlines()[0]})"
     if not edits:
         return [], "the reply repaired none of the reviewed files"
-    partial = next((e.path for e in edits if e.kind == "whole" and e.path in bench.excerpted), None)
-    if partial:
-        return [], f"the reply rewrote {partial} whole, of which it was shown only part"
+    try:
+        edits = bench.unexcerpted(edits)
+    except EditParseError:
+        return [], "the reply rewrote a file whole of which it was shown only part, and its parts could not be placed"
     scratch = await asyncio.to_thread(Scratch.from_repo, Path(workspace))
     try:
         try:

@@ -21,7 +21,8 @@ from daemon.agents.model import Chain
 from daemon.agents.placeholders import find_unfinished
 from daemon.agents.scope import View, code_map, diff_since, third_party_imports
 from daemon.workspace.doctests import example_failures, without_bodies
-from daemon.workspace.edits import EDIT_FORMAT_HELP, NEW_PROGRAM_FORMAT
+from daemon.workspace.edits import EDIT_FORMAT_HELP, NEW_PROGRAM_FORMAT, EditParseError, ParsedEdit
+from daemon.workspace.excerpts import merge_excerpt
 from daemon.workspace.files import read_for_prompt
 from daemon.workspace.paths import PathOutsideWorkspace, confine
 from daemon.workspace.repomap import MAX_NAMED_EXCERPTS, build_context, excerpt, is_test_file, symbols_for
@@ -106,6 +107,21 @@ class Workbench:
         return max(at_least, min(at_most, self.deadline - time.monotonic()))
 
     # -- files --------------------------------------------------------------------------
+    def unexcerpted(self, edits: list[ParsedEdit]) -> list[ParsedEdit]:
+        """``edits``, a whole-file edit of a file the team was shown only part of written back into that
+        file (:func:`daemon.workspace.excerpts.merge_excerpt`). Raises EditParseError (for the model) when
+        one's parts cannot be placed."""
+        out = []
+        for edit in edits:
+            if edit.kind == "whole" and edit.path in self.excerpted:
+                merged = merge_excerpt(edit.path, self.read(edit.path) or "", edit.content)
+                if merged is None:
+                    raise EditParseError(f"you were shown only part of {edit.path}, so it cannot be rewritten whole: "
+                                         "send SEARCH/REPLACE blocks that change only the lines that are wrong.")
+                edit = ParsedEdit(edit.path, "whole", content=merged)
+            out.append(edit)
+        return out
+
     def read(self, path: str) -> str | None:
         """A file's current text for the team, or None when it is missing, unsafe or not text."""
         try:
@@ -150,14 +166,15 @@ class Workbench:
 
     def focus_lines(self) -> dict[str, list[int]]:
         """The lines each file's excerpt must hold when the file is too large to show whole: the
-        diff's hunks, the selection, and the lines failing tests' and examples' tracebacks name."""
+        diff's hunks, the selection, and the lines failing tests' (related ones too) and examples' tracebacks
+        name."""
         lines: dict[str, list[int]] = {}
         for path, spans in (diff_ranges(self.spec.diff) if self.spec.diff else {}).items():
             lines.setdefault(path, []).extend(n for a, b in spans for n in range(a, b + 1))
         if self.spec.selection:
             lines.setdefault(self.spec.selection.path, []).extend(
                 range(self.spec.selection.start_line, self.spec.selection.end_line + 1))
-        for report in (self.test_report, self.examples):
+        for report in (self.test_report, self.examples, self.related):
             for failure in getattr(report, "failures", None) or []:
                 if failure.file and failure.line:
                     lines.setdefault(failure.file, []).append(failure.line)

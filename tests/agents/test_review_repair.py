@@ -254,3 +254,21 @@ async def test_a_save_whose_only_failing_tests_were_red_before_gets_no_repair_an
     assert outcome.status == "succeeded", outcome.error
     assert not fake_llm.prompts_containing("The repository's tests of this code fail.")
     assert not [f for f in outcome.findings if f.severity == "major"]
+
+
+async def test_a_repair_of_a_file_shown_in_part_goes_back_in_its_place(fake_llm, make_runner, tmp_path):
+    """The repair of a file too large to show whole comes back as the function shown, not as SEARCH/REPLACE
+    blocks: it is written back in its place, and the changed line is the finding."""
+    fillers = "".join(f"def filler_{i}(x):\n    return x + {i} * 7919\n\n\n" for i in range(2400))
+    add = "def add(a, b):\n    if a < b:\n        raise ValueError('too small')\n    return a + b\n"
+    big = fillers + add
+    repo = write_tree(tmp_path / "repo", {
+        "calc.py": big, "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"})
+    fake_llm.add_rule(f"```python\n{add.replace('a < b', 'a < 0')}```", user="The repository's tests of this code")
+    outcome = await make_runner().run(review(repo))
+    assert outcome.status == "succeeded", outcome.error
+    prompt = fake_llm.prompts_containing("The repository's tests of this code fail.")[0].last_user
+    assert "too large to show whole" in prompt and "filler_2399" not in prompt
+    [found] = [f for f in outcome.findings if f.source == "repair"]
+    line = len(big.splitlines()) - 2
+    assert (found.start_line, found.severity, found.replacement) == (line, "major", "    if a < 0:")

@@ -103,16 +103,27 @@ async def test_a_file_too_large_for_the_context_is_shown_as_the_function_the_fai
 
 
 async def test_a_file_shown_only_in_part_is_never_rewritten_whole(fake_llm, make_runner, tmp_path):
+    """The function sent back as if it were the file goes back in its place; code that has no place
+    in the file is refused, and the model asked for SEARCH/REPLACE blocks."""
     big = "".join(f"def filler_{i}(x):\n    return x + {i} * 7919\n\n\n" for i in range(2400))
     big += "def total(prices, discount=0.0):\n    return sum(prices) * discount\n"
     repo = write_tree(tmp_path / "repo", {**REPO, "shop/cart.py": big})
     fake_llm.add_rule("total multiplies by the discount.", user="For each failure, say")
     whole = "```python shop/cart.py\ndef total(prices, discount=0.0):\n    return sum(prices) * (1 - discount)\n```"
     fake_llm.add_rule(whole, user="Fix the code so the tests pass.")
-    fake_llm.add_rule(FIX, user="cannot be rewritten whole")
 
     outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
 
     assert outcome.status == "succeeded", outcome.error
-    assert fake_llm.prompts_containing("you were shown only part of shop/cart.py, so it cannot be rewritten whole")
     assert outcome.change is not None and "filler_2399" not in outcome.change.diff  # the 9,600 lines kept
+    assert "+    return sum(prices) * (1 - discount)" in outcome.change.diff
+    assert not fake_llm.prompts_containing("cannot be rewritten whole")
+
+    fake_llm.reset()
+    fake_llm.add_rule("total multiplies by the discount.", user="For each failure, say")
+    fake_llm.add_rule("```python shop/cart.py\nprint(total([2, 3]))\n```", user="Fix the code so the tests pass.")
+    fake_llm.add_rule(FIX, user="cannot be rewritten whole")
+    outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
+    assert outcome.status == "succeeded", outcome.error
+    assert fake_llm.prompts_containing("you were shown only part of shop/cart.py, so it cannot be rewritten whole")
+    assert outcome.change is not None and "filler_2399" not in outcome.change.diff
