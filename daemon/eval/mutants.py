@@ -419,8 +419,10 @@ def undone(diff: str) -> str:
 
 
 def _edited(files: dict[str, str], file: str, reply: str) -> tuple[dict[str, str] | None, str]:
-    """``files`` with a bare reply's SEARCH/REPLACE edits of ``file`` applied (None and why when none apply)."""
-    from daemon.workspace.edits import EditApplyError, EditParseError, apply_edits, parse_edits
+    """``files`` with a bare reply's edits of ``file`` applied: SEARCH/REPLACE blocks, or the part it was shown
+    sent back whole, put back in its place as the team's is (None and why when none apply)."""
+    from daemon.workspace.edits import EditApplyError, EditParseError, ParsedEdit, apply_edits, parse_edits
+    from daemon.workspace.excerpts import merge_excerpt
 
     class Memory:
         def __init__(self) -> None:
@@ -440,7 +442,11 @@ def _edited(files: dict[str, str], file: str, reply: str) -> tuple[dict[str, str
 
     memory = Memory()
     try:
-        edits = [e for e in parse_edits(reply, default_path=file) if e.path == file and e.kind != "whole"]
+        edits = []
+        for edit in parse_edits(reply, default_path=file):
+            merged = merge_excerpt(file, files[file], edit.content) if edit.kind == "whole" else None
+            if edit.path == file and (edit.kind != "whole" or merged is not None):  # never the whole of a part
+                edits.append(edit if merged is None else ParsedEdit(file, "whole", content=merged))
         changed = apply_edits(memory, edits) if edits else []
     except (EditParseError, EditApplyError, KeyError) as exc:
         return None, f"the edits could not be applied ({str(exc).splitlines()[0] if str(exc) else exc!r})"

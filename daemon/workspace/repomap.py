@@ -264,7 +264,8 @@ def excerpt(path: str, text: str, lines: Iterable[int], token_budget: int, *, li
     language = _LANGUAGES.get(Path(path).suffix.lower(), "")
     shown = ", ".join(f"{a}-{b}" for a, b in merged)
     return (f"{path} is {len(source)} lines, too large to show whole: only lines {shown} (the definitions that "
-            f"matter here). Change it with SEARCH/REPLACE blocks, never as a whole file.\n{ticks}{language}\n"
+            f"matter here). Change it with SEARCH/REPLACE blocks, or send back whole only the definitions you change, "
+            f"never the whole file.\n{ticks}{language}\n"
             + "\n...\n".join(parts) + f"\n{ticks}\n")
 
 

@@ -235,3 +235,19 @@ async def test_on_save_the_mutant_is_a_save_reviewed_with_its_diff_on_both_rows(
     assert sum(item.data["mutated"] in p for p in reviews) == 1  # the save, and the same lines unchanged
     bare = [last_user(r.body) for r in llm.requests if "Please review the change" in last_user(r.body)]
     assert len(bare) == 2 and f"+{item.data['mutated']}" in bare[0] and "```diff" in bare[1]
+
+
+def test_a_bare_fix_of_a_large_file_may_send_the_definition_back_whole() -> None:
+    """The bare row's fix of a file shown in part is read as the team's is: SEARCH/REPLACE blocks, or the
+    definition sent back whole and put in its place; the whole of a part is never written over the file."""
+    from daemon.eval.mutants import _edited
+
+    big = "".join(f"def filler_{i}(x):\n    return x + {i}\n\n\n" for i in range(500)) + OPS
+    mutated = big.replace("if x > high:", "if x >= high:")
+    files = {"calc/ops.py": mutated, "tests/test_ops.py": TESTS}
+    fixed = "```python\ndef clamp(x, low, high):\n    if x < low:\n        return low\n    if x > high:\n" \
+            "        return high\n    return x\n```"
+    after, note = _edited(files, "calc/ops.py", fixed)
+    assert after is not None and after["calc/ops.py"] == big and note == ""
+    assert _edited(files, "calc/ops.py", "```python\nprint(clamp(1, 2, 3))\n```") == (
+        None, "no edit of the file in the reply")
