@@ -6,7 +6,9 @@ returns the module's new text with its formatting kept. A mutant here is one suc
 that changes exactly one line (same line count, the result still parses): what a one-line bug
 looks like. Operators that take arguments (variable replacer/inserter: random by design) and the
 exception replacer (it names ``CosmicRayTestingException``, which would give the mutant away) are
-not used.
+not used, and nothing inside a type annotation is mutated: ``str | None`` made ``str / None`` is
+never run under ``from __future__ import annotations`` (a mutant no test can kill), and otherwise
+fails at import, which is no one-line bug a person makes.
 
 :func:`candidates` lists every position cheaply (no mutated text); :func:`sample_order` orders them
 with a seed; :func:`Candidate.apply` makes the mutated text of one.
@@ -140,16 +142,35 @@ def candidates(path: str, source: str) -> list[Candidate]:
         raise MutationError(f"{path} is not valid Python: it cannot be mutated")
     tree = get_ast(source)
     nodes = list(ast_nodes(tree))
+    annotations = _annotations(source)
     found = []
     for name in operator_names():
         operator = _operator(name)
         occurrence = 0
         for node in nodes:
             for (start_line, col), (end_line, end_col) in operator.mutation_positions(node):
-                if start_line == end_line:  # a position over several lines cannot be a one-line mutant
+                # a position over several lines cannot be a one-line mutant
+                if start_line == end_line and not any(a <= (start_line, col) and (end_line, end_col) <= b
+                                                      for a, b in annotations):
                     found.append(Candidate(path, name, occurrence, start_line, col, end_col))
                 occurrence += 1
     return found
+
+
+def _annotations(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where ``source``'s type annotations are: ((line, col), (end line, end col)) each."""
+    spans = []
+    for node in ast.walk(ast.parse(source)):
+        found: list[ast.expr | None] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            found += [node.returns, *(a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                                             args.vararg, args.kwarg) if a is not None)]
+        elif isinstance(node, ast.AnnAssign):
+            found.append(node.annotation)
+        spans += [((e.lineno, e.col_offset), (e.end_lineno or e.lineno, e.end_col_offset or 0))
+                  for e in found if e is not None]
+    return spans
 
 
 def sample_order(found: list[Candidate], seed: int) -> list[Candidate]:

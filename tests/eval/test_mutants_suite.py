@@ -91,6 +91,18 @@ def test_a_finding_counts_within_one_line_of_the_mutant_and_at_most_three_lines_
     assert not covers(7, 2, 2) and not covers(7, 12, 12) and not covers(7, 5, 9)
 
 
+def test_nothing_inside_a_type_annotation_is_mutated() -> None:
+    from daemon.eval.mutation import candidates
+
+    typed = ("from __future__ import annotations\n\n\ndef pick(x: int | None = 1, *rest: list[int]) -> int | None:\n"
+             "    y: int | None = x\n    return y | 2\n")
+    found = candidates("calc/typed.py", typed)
+    assert found and {c.line for c in found} <= {4, 6}  # the default 1, and `y | 2`: no annotation
+    applied = [m for c in found if (m := c.apply(typed)) is not None]
+    assert all(m.mutated.count("int | None") == m.original.count("int | None") for m in applied)
+    assert any("y | 2" not in m.mutated for m in applied)
+
+
 def test_a_missing_repository_or_one_without_tests_is_a_clear_error(tmp_path: Path, capsys) -> None:
     with pytest.raises(SuiteError, match="no repository at"):
         MutantsSuite(tmp_path / "nowhere")
