@@ -27,7 +27,7 @@ is the last commit and the mutated file is saved over it, and the review gets th
 ``git diff HEAD`` as the watcher sends it; the clean review gets the same lines unchanged (the diff
 with the change undone, kept as context). The bare review then sees the same diff and the
 definitions holding it; the bare fix of a file too large to send whole sees the definitions the
-failing tests name, and answers with SEARCH/REPLACE blocks.
+failing tests name (:mod:`daemon.eval.mutants_bare`).
 
 The bare rows get the same information with plain calls: the review sees the whole file numbered
 as the team's reviewer sees it and the same findings format, placed by the same validator; the fix
@@ -50,8 +50,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from daemon.eval.mutants_bare import bare_fix, bare_save_review_prompt
 from daemon.eval.mutation import Candidate, Mutant, MutationError, candidates, python_files, sample_order
-from daemon.eval.scoring import BARE_REVIEW_MAX_TOKENS, Spot, bare_review_prompt, bare_spots, parse_file_reply
+from daemon.eval.scoring import BARE_REVIEW_MAX_TOKENS, Spot, bare_review_prompt, bare_spots
 from daemon.eval.suite import Context, Item, ItemResult, JobRun, Row, SuiteError
 from daemon.json_types import JsonDict, JsonObject
 from daemon.messages import JobOptions, SubmitJob
@@ -67,36 +68,6 @@ BASELINE_SECONDS = 900.0
 MAX_DRAWS_PER_KEPT = 5
 """Draw at most this many mutants per wanted one: a repository whose tests let most mutants
 survive ends with fewer items, not with an endless run."""
-BARE_SAVE_REVIEW_PROMPT = """I just changed {file} in my repository and saved it. The change:
-
-```diff
-{diff}```
-
-{target}
-
-Please review the change for bugs.
-
-{findings_format}"""
-BARE_PART_TOKENS = 1800
-"""The part of a large file a bare call sees (of the bundled model's 4,096-token window)."""
-BARE_PART_FIX_PROMPT = """The tests of my repository fail:
-
-{failures}
-
-{target}
-
-Fix {file} so that the tests pass.
-
-{edit_format}"""
-BARE_FIX_PROMPT = """The tests of my repository fail:
-
-{failures}
-
-{file}:
-```python
-{text}```
-
-Fix {file} so that the tests pass. Reply with the whole corrected {file} in one ```python block."""
 
 
 @dataclass
@@ -326,21 +297,7 @@ class MutantsSuite:
                 return run, None, "no change proposed"
             after, note = _applied(mutated, edits)
             return run, after, note
-        part = bare_part(file, text, item.data["failures"]) if self.on_save else ""
-        if part:  # too large to send whole: the definitions the failures name, edited in place
-            from daemon.workspace.edits import EDIT_FORMAT_HELP
-
-            prompt = BARE_PART_FIX_PROMPT.format(failures=item.data["failures"], target=part, file=file,
-                                                 edit_format=EDIT_FORMAT_HELP.strip())
-            run = await ctx.complete(root, prompt, max_tokens=BARE_REVIEW_MAX_TOKENS * 2)
-            after, note = _edited(mutated, file, run.answer)
-            return run, after, note
-        prompt = BARE_FIX_PROMPT.format(failures=item.data["failures"], file=file, text=text)
-        run = await ctx.complete(root, prompt, max_tokens=_whole_file_tokens(text))
-        corrected = parse_file_reply(run.answer)
-        if corrected is None or corrected == text:
-            return run, None, "no corrected file in the reply" if corrected is None else "the file came back unchanged"
-        return run, {**mutated, file: corrected}, ""
+        return await bare_fix(ctx, root, file, text, mutated, item.data["failures"], part_only=self.on_save)
 
     def _options(self) -> JobOptions:
         """The team's job options: the test command the scoring uses, when it is not the runner's own."""
@@ -375,33 +332,6 @@ class MutantsSuite:
                                   "seed": self.seed, "n": self.n, "rows": per_row}
 
 
-def bare_save_review_prompt(file: str, text: str, diff: str) -> str:
-    """The bare review of a save: the diff, and the definitions holding its hunks with line numbers
-    (the whole file numbered when it is short), with the team reviewer's findings format."""
-    from daemon.agents.findings import FINDINGS_FORMAT
-    from daemon.agents.workbench import diff_ranges, numbered
-    from daemon.workspace.repomap import estimate_tokens, excerpt
-
-    lines = text.splitlines()
-    target = f"{file} (with line numbers):\n" + numbered(lines, 1, len(lines))
-    if estimate_tokens(target) > BARE_PART_TOKENS:
-        changed = [n for a, b in diff_ranges(diff).get(file, []) for n in range(a, b + 1)]
-        target = excerpt(file, text, changed, BARE_PART_TOKENS) or target
-    return BARE_SAVE_REVIEW_PROMPT.format(file=file, diff=diff, target=target, findings_format=FINDINGS_FORMAT)
-
-
-def bare_part(file: str, text: str, failures: str) -> str:
-    """The definitions of ``file`` that ``failures`` name, when the file is too large for a bare call
-    to get whole ("" when it is not, or when nothing in the failures names a part of it)."""
-    from daemon.workspace.repomap import estimate_tokens, excerpt, symbols_for
-
-    if estimate_tokens(text) <= BARE_PART_TOKENS:
-        return ""
-    named = set(re.findall(r"[A-Za-z_]\w*", failures))
-    lines = [s.line for s in symbols_for(file, text) if s.name.rsplit(".", 1)[-1] in named]
-    return excerpt(file, text, lines[:6], BARE_PART_TOKENS, line_numbers=False) if lines else ""
-
-
 def undone(diff: str) -> str:
     """``diff`` with its change undone: the removed lines kept as context and the added ones dropped,
     so a review of it reads the same lines as they were (the clean counterpart of a save)."""
@@ -416,43 +346,6 @@ def undone(diff: str) -> str:
         elif not (line.startswith("+") and not line.startswith("+++")):
             out.append(line)
     return "".join(out)
-
-
-def _edited(files: dict[str, str], file: str, reply: str) -> tuple[dict[str, str] | None, str]:
-    """``files`` with a bare reply's edits of ``file`` applied: SEARCH/REPLACE blocks, or the part it was shown
-    sent back whole, put back in its place as the team's is (None and why when none apply)."""
-    from daemon.workspace.edits import EditApplyError, EditParseError, ParsedEdit, apply_edits, parse_edits
-    from daemon.workspace.excerpts import merge_excerpt
-
-    class Memory:
-        def __init__(self) -> None:
-            self.files = dict(files)
-
-        def read(self, path: str) -> str:
-            return self.files[path]
-
-        def write(self, path: str, text: str) -> None:
-            self.files[path] = text
-
-        def delete(self, path: str) -> None:
-            self.files.pop(path, None)
-
-        def list_files(self) -> list[str]:
-            return sorted(self.files)
-
-    memory = Memory()
-    try:
-        edits = []
-        for edit in parse_edits(reply, default_path=file):
-            merged = merge_excerpt(file, files[file], edit.content) if edit.kind == "whole" else None
-            if edit.path == file and (edit.kind != "whole" or merged is not None):  # never the whole of a part
-                edits.append(edit if merged is None else ParsedEdit(file, "whole", content=merged))
-        changed = apply_edits(memory, edits) if edits else []
-    except (EditParseError, EditApplyError, KeyError) as exc:
-        return None, f"the edits could not be applied ({str(exc).splitlines()[0] if str(exc) else exc!r})"
-    if not changed:
-        return None, "no edit of the file in the reply" if not edits else "the edits changed nothing"
-    return memory.files, ""
 
 
 def _item(mutant: Mutant, report: TestReport) -> Item:
@@ -496,12 +389,6 @@ def _applied(files: dict[str, str], edits: list[JsonObject]) -> tuple[dict[str, 
     if result == files:
         return None, "the change touches only the tests: " + ", ".join(skipped)
     return result, ("edits to tests left out: " + ", ".join(skipped)) if skipped else ""
-
-
-def _whole_file_tokens(text: str) -> int:
-    from daemon.messages import COMPLETE_MAX_TOKENS_LIMIT
-
-    return min(COMPLETE_MAX_TOKENS_LIMIT, len(text) // 3 + 256)  # the file back, ~3-4 characters a token
 
 
 def _runner(command: list[str]) -> list[str]:

@@ -252,14 +252,14 @@ async def test_on_save_the_mutant_is_a_save_reviewed_with_its_diff_on_both_rows(
 def test_a_bare_fix_of_a_large_file_may_send_the_definition_back_whole() -> None:
     """The bare row's fix of a file shown in part is read as the team's is: SEARCH/REPLACE blocks, or the
     definition sent back whole and put in its place; the whole of a part is never written over the file."""
-    from daemon.eval.mutants import _edited
+    from daemon.eval.mutants_bare import edited
 
     big = "".join(f"def filler_{i}(x):\n    return x + {i}\n\n\n" for i in range(500)) + OPS
     mutated = big.replace("if x > high:", "if x >= high:")
     files = {"calc/ops.py": mutated, "tests/test_ops.py": TESTS}
     fixed = "```python\ndef clamp(x, low, high):\n    if x < low:\n        return low\n    if x > high:\n" \
             "        return high\n    return x\n```"
-    after, note = _edited(files, "calc/ops.py", fixed)
+    after, note = edited(files, "calc/ops.py", fixed)
     assert after is not None and after["calc/ops.py"] == big and note == ""
-    assert _edited(files, "calc/ops.py", "```python\nprint(clamp(1, 2, 3))\n```") == (
+    assert edited(files, "calc/ops.py", "```python\nprint(clamp(1, 2, 3))\n```") == (
         None, "no edit of the file in the reply")
