@@ -55,7 +55,10 @@ def add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--tests", metavar="COMMAND", help="mutants: the command that runs the repository's tests, for "
                    "judging mutants and fixes and for the team's test jobs, e.g. 'pytest -q tests/storage' "
                    "(default: the runner Troupe chooses, pytest or unittest, over every test)")
-    p.add_argument("--out", metavar="FILE", help="write the full results (every item, model, commit) as JSON")
+    p.add_argument("--out", metavar="FILE", help="write the full results (every item, model, commit) as JSON, "
+                   "rewritten after every result (a run cut short keeps what finished)")
+    p.add_argument("--resume", metavar="FILE", help="go on with a run cut short: keep the results in its --out FILE "
+                   "and run only the rest (the same suite, items, rows and commit); FILE is rewritten as they come")
     p.add_argument("--job-timeout", type=float, default=900.0, metavar="S",
                    help="seconds to wait for one job before cancelling it and recording the item as failed")
     p.add_argument("--keep", action="store_true", help="keep the workspaces and their jobs in the daemon "
@@ -106,6 +109,9 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"troupe: {exc}", file=sys.stderr)
         return 2
     rows = tuple(args.rows or ("team", "bare"))
+    if args.resume and args.experience_split:
+        print("troupe: --resume goes on with a plain run; an --experience-split run starts anew", file=sys.stderr)
+        return 2
     report: EvalReport | SplitReport
     if args.experience_split:
         from daemon.eval.split import SplitReport, halves, split_order
@@ -118,6 +124,13 @@ def run_eval(args: argparse.Namespace) -> int:
     else:
         report = EvalReport(suite=suite.name, model=args.model or "", commit=source_commit(),
                             items=[i.id for i in items], rows=list(rows), score_names=tuple(suite.score_names))
+        if args.resume:
+            try:
+                resumed(report, suite, Path(args.resume))
+            except ValueError as exc:
+                print(f"troupe: cannot resume from {args.resume}: {exc}", file=sys.stderr)
+                return 2
+            args.out = args.out or args.resume
     started, status = time.monotonic(), 0
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` keeps the finished results as Ctrl-C does
     try:
@@ -128,7 +141,7 @@ def run_eval(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # what was done so far is still worth a table and a file
         print(f"\ninterrupted after {len(report.results)} results", file=sys.stderr)
         report.interrupted, status = True, 130
-    report.seconds = time.monotonic() - started
+    report.seconds += time.monotonic() - started
     report.model = report.model or _configured_model()
     data = report.to_json()
     reference = getattr(suite, "reference", None)  # a suite's comparison with published figures (exercism)
@@ -139,6 +152,38 @@ def run_eval(args: argparse.Namespace) -> int:
         Path(args.out).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(data, indent=1) if args.json else report.table() + (f"\n\n{extra}" if extra else ""))
     return status
+
+
+def resumed(report: EvalReport, suite: Suite, path: Path) -> None:
+    """``report`` with the results of the run saved in ``path`` (its ``--out``), when that run is this
+    one cut short: the same suite, items, rows and commit. Raises ValueError saying what differs."""
+    from daemon.eval.suite import ItemResult
+
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        results = [ItemResult(**r) for r in saved["results"]]
+        before = {name: saved[name] for name in ("suite", "commit", "items", "rows", "seconds")}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"not the results of a troupe eval run ({exc})") from None
+    for name, now in (("suite", report.suite), ("commit", report.commit), ("items", report.items),
+                      ("rows", report.rows)):
+        if before[name] != now:
+            what = {"items": "other items (another -n, --seed or data)", "rows": f"rows {before['rows']}",
+                    "commit": f"commit {before['commit']} (this is {now}): a row is one commit's"}
+            raise ValueError(f"it holds {what.get(name, before[name])}")
+    report.results, report.seconds = results, float(before["seconds"] or 0)
+    on_resume = getattr(suite, "resumed", None)  # a suite's own state from finished items (mutants: clean files)
+    if callable(on_resume):
+        on_resume(results)
+
+
+def checkpoint(report: EvalReport, path: Path, *, seconds: float) -> None:
+    """``report`` so far in ``path`` (written whole, then renamed: never half a file), marked interrupted."""
+    data = report.to_json()
+    data.update(interrupted=True, seconds=round(report.seconds + seconds, 1))
+    part = path.with_name(path.name + ".part")
+    part.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    part.replace(path)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -173,8 +218,12 @@ async def _run(suite: Suite, args: argparse.Namespace, report: EvalReport | Spli
                 def on_result(result: ItemResult, done: int, total: int) -> None:
                     plain.results.append(result)
                     progress(result, done, total)
+                    if args.out:  # a run cut short (a killed shell, a machine gone) keeps what finished
+                        checkpoint(plain, Path(args.out), seconds=time.monotonic() - started)
 
-                await run_suite(suite, ctx, rows=tuple(plain.rows), limit=args.limit, on_result=on_result)
+                started = time.monotonic()
+                await run_suite(suite, ctx, rows=tuple(plain.rows), limit=args.limit, on_result=on_result,
+                                skip={(r.item, r.row) for r in plain.results})
         finally:
             report.model = _model_used(args.model, sorted(ctx.models_seen))
             await ctx.close()

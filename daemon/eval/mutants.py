@@ -137,6 +137,7 @@ class MutantsSuite:
         self.tests = tests.strip() if tests and tests.strip() else None  # --tests: the repository's test command
         self._test_command = self.tests  # None: the runner's own choice; else the command, less the deselected
         self._clean: set[tuple[Context, Row, str]] = set()  # (the run, row, file) whose clean file was reviewed
+        self._clean_before: set[tuple[Row, str]] = set()  # (row, file) reviewed clean by the run this one resumes
 
     # -- the items: drawn, tested, kept ---------------------------------------------------
     def items(self) -> list[Item]:
@@ -240,8 +241,8 @@ class MutantsSuite:
                 "tests pass" if fixed_report.ok else fixed_report.summary(max_failures=2, max_chars=800)),
             "review_tokens": review_run.prompt_tokens + review_run.completion_tokens,
             "fix_tokens": fix_run.prompt_tokens + fix_run.completion_tokens}
-        if (ctx, row, file) not in self._clean:  # the unmutated file, once per file, row and run (a context)
-            self._clean.add((ctx, row, file))
+        if (ctx, row, file) not in self._clean and (row, file) not in self._clean_before:
+            self._clean.add((ctx, row, file))  # the unmutated file, once per file, row and run (a context)
             clean_run, clean = await self.review(ctx, row, await self.workspace(ctx, self.snapshot), file,
                                                  self.snapshot[file], diff=undone(diff) if diff else None,
                                                  probe=True)
@@ -298,6 +299,10 @@ class MutantsSuite:
             after, note = _applied(mutated, edits)
             return run, after, note
         return await bare_fix(ctx, root, file, text, mutated, item.data["failures"], part_only=self.on_save)
+
+    def resumed(self, results: list[ItemResult]) -> None:
+        """``troupe eval --resume``: the files whose clean review a finished item already counted."""
+        self._clean_before |= {(r.row, str(r.detail.get("file"))) for r in results if r.scores.get("clean_files")}
 
     def _options(self) -> JobOptions:
         """The team's job options: the test command the scoring uses, when it is not the runner's own."""

@@ -128,16 +128,22 @@ class DaemonContext:
 
 
 async def run_suite(suite: Suite, ctx: Context, *, rows: tuple[Row, ...], limit: int | None = None,
-                    on_result: Callable[[ItemResult, int, int], None] | None = None) -> list[ItemResult]:
-    """Every chosen item on every row, in the suite's fixed order; ``on_result(result, done, total)``
-    after each. An item that raises is recorded as failed (with the error) and the run goes on."""
+                    on_result: Callable[[ItemResult, int, int], None] | None = None,
+                    skip: set[tuple[str, Row]] | None = None) -> list[ItemResult]:
+    """Every chosen item on every row, in the suite's fixed order, less the (item id, row) pairs in
+    ``skip`` (finished in a run this one resumes); ``on_result(result, done, total)`` after each, counting
+    the skipped as done. An item that raises is recorded as failed (with the error) and the run goes on."""
     items = suite.items()[:limit] if limit else suite.items()
-    total, results = len(items) * len(rows), []
+    skip = skip or set()
+    total, done, results = len(items) * len(rows), len(skip), []
     for item in items:
         for row in rows:
+            if (item.id, row) in skip:
+                continue
             results.append(await _one(suite, item, row, ctx))
+            done += 1
             if on_result is not None:
-                on_result(results[-1], len(results), total)
+                on_result(results[-1], done, total)
     return results
 
 

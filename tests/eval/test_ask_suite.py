@@ -75,3 +75,36 @@ def test_troupe_eval_prints_the_table_and_writes_reproducible_json(llm, ctx, eva
     assert data["model"] == MODEL and data["items"] == ["calc-add", "where-warehouse"]
     assert data["commit"] == source_commit() and data["summary"]["team"]["solved"] == 1
     assert [r["row"] for r in data["results"]] == ["team", "bare", "team", "bare"]
+
+
+def test_a_run_cut_short_keeps_what_finished_and_resume_runs_only_the_rest(llm, ctx, eval_daemon, tmp_path) -> None:
+    for question in ANSWERS:
+        llm.add_rule(model_reply, user=question)
+    out = tmp_path / "ask.json"
+    env = {**eval_daemon.env, "TROUPE_AUTOSTART": "0"}
+    command = [sys.executable, "-m", "daemon.cli.main", "eval", "ask", "--limit", "2", "--model", MODEL]
+    done = subprocess.run([*command, "--out", str(out)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    whole = json.loads(out.read_text())
+    cut = {**whole, "results": whole["results"][:3], "interrupted": True}  # as the file was after the 3rd result
+    out.write_text(json.dumps(cut))
+    asked = len(llm.requests)
+
+    again = subprocess.run([*command, "--resume", str(out)], env=env, capture_output=True, text=True, timeout=120)
+
+    assert again.returncode == 0, again.stderr
+    assert "ask 4/4 where-warehouse bare" in again.stderr and "1/4" not in again.stderr  # only the 4th ran
+    assert len(llm.requests) == asked + 1  # one bare call
+    data = json.loads(out.read_text())
+    assert not data["interrupted"] and [(r["item"], r["row"]) for r in data["results"]] == [
+        (r["item"], r["row"]) for r in whole["results"]]
+    assert [data["summary"][row]["solved"] for row in ("team", "bare")] == [1, 1]
+
+    other = {**cut, "commit": "0" * 40}
+    out.write_text(json.dumps(other))
+    refused = subprocess.run([*command, "--resume", str(out)], env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and f"it holds commit {'0' * 40}" in refused.stderr
+    out.write_text(json.dumps(cut))
+    one = [arg if arg != "2" else "1" for arg in command]
+    refused = subprocess.run([*one, "--resume", str(out)], env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "other items" in refused.stderr

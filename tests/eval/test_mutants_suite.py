@@ -196,6 +196,22 @@ async def test_caught_fixed_and_false_positives_are_scored_alike_on_both_rows(re
     assert data["rows"]["bare"]["false_positives_per_clean_file"] == 1.0 and data["mutants"]["kept"] == 2
 
 
+async def test_a_resumed_run_does_not_review_a_clean_file_again(repo: Path, llm, ctx) -> None:
+    """troupe eval --resume: the first item (with its clean file's review) finished before the cut; the
+    second, run now, is on the same file and row, so its clean file is not reviewed (nor counted) twice."""
+    suite = MutantsSuite(repo, n=2, seed=7)
+    first, second = await suite.prepare()
+    llm.add_rule(fake_model(first, second), user="clamp")
+    [before] = await run_suite(suite, ctx, rows=("bare",), limit=1)
+    assert before.scores["clean_files"] == 1
+
+    again = MutantsSuite(repo, n=2, seed=7)
+    await again.prepare()
+    again.resumed([before])
+    [after] = await run_suite(again, ctx, rows=("bare",), skip={(first.id, "bare")})
+    assert after.item == second.id and after.scores["clean_files"] == 0 and after.calls == 2
+
+
 async def test_the_team_sees_a_plain_repository_with_the_mutant_committed(repo: Path, ctx) -> None:
     suite = MutantsSuite(repo, n=1, seed=7)
     (item,) = await suite.prepare()
