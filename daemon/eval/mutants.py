@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -165,7 +166,7 @@ class MutantsSuite:
             baseline = await self.run_tests(self.snapshot, command=self._test_command, timeout=BASELINE_SECONDS)
             self.stats.deselected = slow
         self.stats.baseline_seconds = round(time.monotonic() - started, 1)
-        self.stats.baseline_runner = " ".join(_runner(baseline.command)) or "nothing"
+        self.stats.baseline_runner = shlex.join(_runner(baseline.command)) or "nothing"
         if not baseline.ok:
             raise SuiteError(f"the tests of {self.root} do not pass without any mutant, so no mutant can be judged "
                              f"by them:\n{baseline.summary(max_failures=3, max_chars=2000)}")
