@@ -37,7 +37,7 @@ from daemon.agents.job import JobOutcome, JobSpec, PhaseFailed
 from daemon.agents.loader import ChainError
 from daemon.agents.model import EMPTY_FIELD_MEANS, Chain, Loop, Phase, Produces, Tool, Until
 from daemon.agents.produce import Producer
-from daemon.agents.timing import speed_limit
+from daemon.agents.timing import speed_limit, too_late
 from daemon.agents.tools import Tools
 from daemon.agents.workbench import Workbench
 from daemon.events import Event
@@ -375,6 +375,9 @@ class _Run:
         delegate = self.runner.delegate
         if delegate is not None and delegate.handles(phase):
             return await self._delegated(delegate, phase, cycle, prompt)
+        if self.meter.deadline is not None and (late := too_late(prompt, self.runner.settings.model,
+                                                                 self.meter.deadline - time.monotonic())):
+            return await self._skipped(phase, cycle, late)
         if len(prompt) // 4 > self.runner.settings.model.context_window * 0.9:
             await self.say(LogData(level="warning", text=(
                 f"the prompt of phase {phase.name!r} is about {len(prompt) // 4} tokens, near or over the model's "

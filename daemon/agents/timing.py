@@ -11,6 +11,12 @@ A phase that ``continues`` an earlier one pays only for its new message: the con
 it is the prompt cache's (and the earlier reply was written into that cache as it was generated).
 
     seconds, why = speed_limit(chain, settings.model, file_tokens=900)
+
+Within the limit, a call whose prompt alone would take longer to process than the time left is not
+started (:func:`too_late`): it could write nothing before the limit, and would hold the model server
+past it.
+
+    reason = too_late(prompt, settings.model, seconds_left=12.0)  # "" when it may start
 """
 
 from __future__ import annotations
@@ -50,3 +56,17 @@ def speed_limit(chain: Chain, model: ModelSettings, file_tokens: int) -> tuple[f
     seconds = min(MAX_SECONDS, max(MIN_SECONDS, seconds))
     return seconds, (f"{seconds:.0f} s from the model's measured speed ({model.tokens_per_s:g} tokens/s written, "
                      f"{model.prompt_per_s:g} processed; {'; '.join(parts)}; {TOOL_SECONDS:g} s of sandbox runs)")
+
+
+def too_late(prompt: str, model: ModelSettings, seconds_left: float) -> str:
+    """Why a call with this new ``prompt`` (its messages before are the prompt cache's) cannot write
+    anything in ``seconds_left`` at ``model``'s measured prompt speed; "" when it can, or when the
+    speed is not known."""
+    if not model.prompt_per_s:
+        return ""
+    tokens = estimate_tokens(prompt)
+    needed = tokens / model.prompt_per_s
+    if needed <= seconds_left:
+        return ""
+    return (f"the {max(0.0, seconds_left):.0f} s left before the chain's time limit do not cover processing its prompt "
+            f"(about {tokens} tokens at {model.prompt_per_s:g} tokens/s: {needed:.0f} s)")

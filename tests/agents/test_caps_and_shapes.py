@@ -4,6 +4,7 @@ precise reason, trimmed, or fails the job clearly."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -299,3 +300,23 @@ def test_the_time_limit_from_speed_covers_each_phases_prompt_and_cap() -> None:
     assert speed_limit(review, ModelSettings(), file_tokens=1000) is None  # not measured: time_limit holds
     assert (speed_limit(review, ModelSettings(tokens_per_s=1e4, prompt_per_s=1e5), 10) or (0.0,))[0] == MIN_SECONDS
     assert (speed_limit(review, ModelSettings(tokens_per_s=0.5, prompt_per_s=1), 10) or (0.0,))[0] == MAX_SECONDS
+
+
+async def test_a_call_whose_prompt_cannot_be_processed_in_the_time_left_is_not_started(
+        fake_llm, make_runner, recorder, tmp_path):
+    """At 60 prompt tokens/s the second phase's prompt (~1,000 tokens) needs ~17 s, more than the chain's
+    5: it is skipped, saying so, rather than started to hold the model past the limit; the first runs."""
+    long_look = TIMED_CHAIN.replace('template = """Look again.', 'template = """Look again. '
+                                    + "Consider each line and each name once more, slowly. " * 50)
+    repo = write_tree(tmp_path / "repo", {"calc.py": CALC, ".troupe/chains/review.toml": long_look})
+    fake_llm.add_rule("NONE", user="Find the bugs.")
+    settings = Settings()
+    settings.model.prompt_per_s = 60.0
+    outcome = await make_runner(settings=settings).run(
+        JobSpec(chain="review", task="review", workspace=repo, files=["calc.py"]))
+    assert outcome.status == "succeeded", outcome.error
+    assert not fake_llm.prompts_containing("Look again.") and len(recorder.of(EventKind.USAGE)) == 1
+    [skipped] = [e.data for e in recorder.of(EventKind.PHASE_FINISHED) if e.data.skipped]
+    assert skipped.phase == "second_look"
+    assert re.fullmatch(r"the [45] s left before the chain's time limit do not cover processing its prompt "
+                        r"\(about \d+ tokens at 60 tokens/s: \d+ s\)", skipped.skipped), skipped.skipped
