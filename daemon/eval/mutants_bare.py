@@ -22,9 +22,11 @@ BARE_SAVE_REVIEW_PROMPT = """I just changed {file} in my repository and saved it
 
 {target}
 
-Please review the change for bugs.
+Find the bugs in this change.
 
 {findings_format}"""
+"""The team reviewer's instruction ("Find the bugs in this code."): asked to "review the change for bugs", the 1.5B
+answered NONE to all 6 more-itertools saves it was shown (2026-12-07), so the bare row caught nothing by its wording."""
 BARE_PART_TOKENS = 1800
 """The part of a large file a bare call sees (of the bundled model's 4,096-token window)."""
 BARE_PART_FIX_PROMPT = """The tests of my repository fail:

@@ -154,7 +154,7 @@ def fake_model(caught: Item, missed: Item):
     def reply(body: dict) -> str:
         prompt = last_user(body)
         mutant = caught if caught.data["mutated"] in prompt else missed if missed.data["mutated"] in prompt else None
-        if "Find the bugs" in prompt or "Please review" in prompt:
+        if "Find the bugs" in prompt or "Please review" in prompt:  # the team's reviewer, the bare rows
             line = 13 if mutant is None else mutant.data["line"]
             line = away(prompt, line) if mutant is missed else line
             return f"LINE: {line}\nBUG: this is wrong\nFIX: {numbered_line(prompt, line).strip()}  # fixed"
@@ -258,10 +258,10 @@ async def test_on_save_the_mutant_is_a_save_reviewed_with_its_diff_on_both_rows(
     for result in results:
         assert result.scores["caught"] == 1 and result.scores["fixed"] == 1, result
         assert result.scores["clean_files"] == 1 and result.detail["clean_findings"], result
-    reviews = [last_user(r.body) for r in llm.requests if "Find the bugs" in last_user(r.body)]
+    reviews = [last_user(r.body) for r in llm.requests if "Find the bugs in this code" in last_user(r.body)]
     assert len(reviews) == 2 and all("(changed hunks, with line numbers)" in p for p in reviews)
     assert sum(item.data["mutated"] in p for p in reviews) == 1  # the save, and the same lines unchanged
-    bare = [last_user(r.body) for r in llm.requests if "Please review the change" in last_user(r.body)]
+    bare = [last_user(r.body) for r in llm.requests if "Find the bugs in this change" in last_user(r.body)]
     assert len(bare) == 2 and f"+{item.data['mutated']}" in bare[0] and "```diff" in bare[1]
 
 
