@@ -44,6 +44,7 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
     phase = "environment"
     skip_if_empty = "imports"   # no model call when this template field renders empty
     skip_if_findings = true     # no model call when earlier steps made findings (review: a verified repair)
+    skip_if_excerpted = true    # no model call when the prompt shows a file under review only in part
     continues = "review"        # goes on with that earlier phase's conversation (same assistant): its prompt
                                 # and reply are this call's unchanged prefix, which a prompt cache serves again
     severities = "as_given"     # findings: keep the model's severities (default "evidence": suggestions)
@@ -101,7 +102,7 @@ ROLES_FILE = "roles.toml"
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PHASE_KEYS = {"phase", "instructor", "assistant", "template", "produces", "max_turns", "marker", "reflect",
                "max_questions", "ask_human", "file", "max_retries", "max_tokens", "new_files",
-               "resend_unchanged", "skip_if_empty", "skip_if_findings", "severities", "continues"}
+               "resend_unchanged", "skip_if_empty", "skip_if_findings", "skip_if_excerpted", "severities", "continues"}
 _LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases", "without_tests", "skip_cycle_when"}
 _TOOL_KEYS = {"tool", "window_share", "whole"}
 _ROLE_KEYS = {"prompt", "model", "tools"}
@@ -243,6 +244,7 @@ def _phase(f: _File, body: JsonObject, where: list[str | int], *, review_fix: bo
         resend_unchanged=f.expect(body, "resend_unchanged", bool, where, not review_fix),
         skip_if_empty=f.expect(body, "skip_if_empty", str, where, None, allowed=set(TEMPLATE_FIELDS)),
         skip_if_findings=f.expect(body, "skip_if_findings", bool, where, False),
+        skip_if_excerpted=f.expect(body, "skip_if_excerpted", bool, where, False),
         severities=f.expect(body, "severities", str, where, "evidence", allowed={"evidence", "as_given"}),
         continues=f.expect(body, "continues", str, where, None),
     )

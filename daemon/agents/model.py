@@ -134,6 +134,9 @@ class Phase:
     resend_unchanged: bool = True
     skip_if_empty: str | None = None  # a template field: when it renders empty, the phase is skipped (no call)
     skip_if_findings: bool = False  # skipped (no call) when earlier steps already made model findings
+    # skipped (no call) when its prompt shows a file under review only in part (too large to show whole): a
+    # repair must send the code back, and the review it runs before gets the time (daemon.agents.runner)
+    skip_if_excerpted: bool = False
     # a findings phase: "evidence" (default) makes its findings suggestions, a few per file (only executed
     # evidence is "major"); "as_given" keeps the model's own severities (a strong model a user trusts)
     severities: str = "evidence"

@@ -366,6 +366,9 @@ class _Run:
         if phase.continues and not history:
             return await self._skipped(phase, cycle, f"phase {phase.continues!r} did not talk: nothing to continue")
         prompt = self.bench.render(phase.template)
+        if phase.skip_if_excerpted and (parts := sorted(self.bench.excerpted & set(self.bench.review_files()))):
+            return await self._skipped(phase, cycle, f"{', '.join(parts)} too large to show whole: a repair would send "
+                                       "back code it was shown only in part, and the review gets the time")
         if self.runner.experience is not None:
             guide = await self.runner.experience.before_phase(self.spec, self.chain, phase, cycle, prompt,
                                                               files=self.bench.focus_files())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from pathlib import Path
 
 from daemon.agents.job import JobSpec
 from daemon.agents.loader import load_chains
@@ -256,15 +257,43 @@ async def test_a_save_whose_only_failing_tests_were_red_before_gets_no_repair_an
     assert not [f for f in outcome.findings if f.severity == "major"]
 
 
-async def test_a_repair_of_a_file_shown_in_part_goes_back_in_its_place(fake_llm, make_runner, tmp_path):
-    """The repair of a file too large to show whole comes back as the function shown, not as SEARCH/REPLACE
-    blocks: it is written back in its place, and the changed line is the finding."""
+BIG_ADD = "def add(a, b):\n    if a < b:\n        raise ValueError('too small')\n    return a + b\n"
+
+
+def big_calc(tmp_path, chain: str | None = None):
+    """calc.py too large to show whole (2,400 fillers, then add, whose bug a related test reaches)."""
     fillers = "".join(f"def filler_{i}(x):\n    return x + {i} * 7919\n\n\n" for i in range(2400))
-    add = "def add(a, b):\n    if a < b:\n        raise ValueError('too small')\n    return a + b\n"
-    big = fillers + add
-    repo = write_tree(tmp_path / "repo", {
-        "calc.py": big, "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"})
-    fake_llm.add_rule(f"```python\n{add.replace('a < b', 'a < 0')}```", user="The repository's tests of this code")
+    files = {"calc.py": fillers + BIG_ADD,
+             "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}
+    if chain is not None:
+        files[".troupe/chains/review.toml"] = chain
+    return write_tree(tmp_path / "repo", files), fillers + BIG_ADD
+
+
+async def test_a_file_too_large_to_show_whole_gets_the_reviewer_and_no_repair(fake_llm, make_runner, recorder,
+                                                                              tmp_path):
+    repo, big = big_calc(tmp_path)
+    fake_llm.add_rule(f"LINE: {len(big.splitlines()) - 2}\nBUG: raises for a < b\nFIX:     if a < 0:\n", user=REVIEW)
+    outcome = await make_runner().run(review(repo))
+    assert outcome.status == "succeeded", outcome.error
+    assert not fake_llm.prompts_containing("The repository's tests of this code fail.")
+    skipped = {e.data.phase: e.data.skipped for e in recorder.of(EventKind.PHASE_FINISHED) if e.data.skipped}
+    assert skipped["repair_tests"].startswith("calc.py too large to show whole: a repair would send back code")
+    review_prompt = fake_llm.prompts_containing(REVIEW)[0].last_user
+    assert "too large to show whole" in review_prompt and "filler_2399" not in review_prompt
+    assert [(f.source, f.start_line) for f in outcome.findings if f.source == "reviewer"] == [
+        ("reviewer", len(big.splitlines()) - 2)]
+
+
+async def test_a_repair_of_a_file_shown_in_part_goes_back_in_its_place(fake_llm, make_runner, tmp_path):
+    """A chain whose repair does run on a file too large to show whole (the shipped one skips it): the
+    repair comes back as the function shown, not as SEARCH/REPLACE blocks; it is written back in its
+    place, and the changed line is the finding."""
+    from daemon.agents.chains import __file__ as chains
+
+    shipped = (Path(chains).parent / "review.toml").read_text(encoding="utf-8")
+    repo, big = big_calc(tmp_path, shipped.replace("skip_if_excerpted = true", "skip_if_excerpted = false"))
+    fake_llm.add_rule(f"```python\n{BIG_ADD.replace('a < b', 'a < 0')}```", user="The repository's tests of this code")
     outcome = await make_runner().run(review(repo))
     assert outcome.status == "succeeded", outcome.error
     prompt = fake_llm.prompts_containing("The repository's tests of this code fail.")[0].last_user
