@@ -138,11 +138,12 @@ def candidates(path: str, source: str) -> list[Candidate]:
     order (operator, then occurrence). Raises :class:`MutationError` when the file does not parse."""
     from cosmic_ray.ast import ast_nodes, get_ast
 
-    if not _parses(source):
-        raise MutationError(f"{path} is not valid Python: it cannot be mutated")
+    try:
+        annotations = _annotations(ast.parse(source))
+    except (SyntaxError, ValueError):
+        raise MutationError(f"{path} is not valid Python: it cannot be mutated") from None
     tree = get_ast(source)
     nodes = list(ast_nodes(tree))
-    annotations = _annotations(source)
     found = []
     for name in operator_names():
         operator = _operator(name)
@@ -157,10 +158,10 @@ def candidates(path: str, source: str) -> list[Candidate]:
     return found
 
 
-def _annotations(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """Where ``source``'s type annotations are: ((line, col), (end line, end col)) each."""
+def _annotations(tree: ast.Module) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where the module's type annotations are: ((line, col), (end line, end col)) each."""
     spans = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         found: list[ast.expr | None] = []
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
