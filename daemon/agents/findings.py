@@ -336,6 +336,58 @@ def as_suggestions(findings: list[Finding]) -> tuple[list[Finding], list[Rejecte
     return kept, dropped
 
 
+def broken_by_save(report: TestReport | None, regressed: list[str]) -> str:
+    """What a save broke, for a finding's message: the related tests that fail since it and pass on the last
+    commit, the first with its assertion ("" when none)."""
+    failures = [f for f in (report.failures if report is not None else []) if f.test_id in regressed]
+    if not failures:
+        return ""
+    first = failures[0]
+    said = (first.message or "").strip().splitlines()[0][:160] if (first.message or "").strip() else ""
+    more = f" and {len(failures) - 1} more test(s)" if len(failures) > 1 else ""
+    return (f"Since this change, {first.test_id}{f' ({said})' if said else ''}{more} fail(s), and pass(es) on the "
+            "last commit (run in the sandbox).")
+
+
+def about_the_save(findings: list[Finding], changed: dict[str, list[tuple[int, int]]],
+                   broken: str) -> tuple[list[Finding], list[Finding], list[Rejected]]:
+    """A save's review speaks about the save: the reviewer's findings on no line it changed (±1) are dropped
+    (a clean line's opinion is noise on every save). Those on its lines are "major" when the save broke a
+    related test (``broken``: :func:`broken_by_save`, "" when none), with that as their evidence: the tests
+    passed before the change and fail since. Returns (major, the rest, dropped)."""
+    major: list[Finding] = []
+    rest: list[Finding] = []
+    dropped: list[Rejected] = []
+    for finding in findings:
+        spans = changed.get(finding.file, [])
+        if not any(a - 1 <= finding.end_line and finding.start_line <= b + 1 for a, b in spans):
+            dropped.append(Rejected(finding.to_dict(), "not on a line this change adds or changes (±1): a review "
+                                    "of a change speaks about the change"))
+        elif broken:
+            major.append(replace(finding, severity="major", source="tests", message=f"{finding.message} {broken}"))
+        else:
+            rest.append(finding)
+    return major, rest, dropped
+
+
+def regression_findings(report: TestReport | None, regressed: list[str], changed: dict[str, list[tuple[int, int]]],
+                        covered: list[Finding]) -> list[Finding]:
+    """A save that broke related tests, where no finding is on the lines it changed: the change itself as a
+    finding ("major": executed evidence), on each file's first changed lines (which of several changed places
+    broke them is not known; the message says how many there are)."""
+    broken = broken_by_save(report, regressed)
+    found: list[Finding] = []
+    for path, spans in changed.items() if broken else ():
+        if any(f.file == path and any(a - 1 <= f.end_line and f.start_line <= b + 1 for a, b in spans)
+               for f in covered):
+            continue
+        where = "" if len(spans) == 1 else f" (one of the {len(spans)} places this change touches in {path})"
+        found.append(Finding(file=path, start_line=spans[0][0], end_line=spans[0][1], severity="major",
+                             message=f"This change breaks the repository's tests{where}. {broken}",
+                             rule="troupe/regression", source="tests"))
+    return found
+
+
 def failing_test_findings(report: TestReport | None, files: list[str], covered: list[Finding]) -> list[Finding]:
     """A related test that fails where a reviewed file's line is the deepest frame of its traceback
     (an exception raised in the code under review) as a finding on that line: executed evidence, so

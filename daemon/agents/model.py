@@ -76,6 +76,8 @@ TEMPLATE_FIELDS: dict[str, str] = {
     "examples": "the docstring examples that fail, what each returned against what it expects (empty: none)",
     "failing_tests": "the related tests of the files under review that fail, with their assertions (empty: none)",
     "suspects": "the reviewer's suggestions that carry a fix, to reproduce with a test (empty: none)",
+    "regression": ("a save's related tests that pass on the last commit and fail since, with their assertions, "
+                   "under a line saying so (empty: none, or not a save)"),
     "other_files": "the repository's files besides the ones the user named (empty: there are none)",
     "to_rewrite": ("the files whose docstring examples fail, without those functions' bodies; none failing, the short "
                    "files whose functions the failing tests name, without those (empty: neither)"),
@@ -94,6 +96,7 @@ EMPTY_FIELD_MEANS: dict[str, str] = {
     "examples": "no docstring example fails",
     "failing_tests": "no related test fails (or none exists)",
     "suspects": "no suggestion with a fix to reproduce",
+    "regression": "no related test fails since the save",
 }
 
 # Cheap signals that end a loop before its next cycle, without a model turn (``skip_cycle_when``, see

@@ -20,7 +20,9 @@ from daemon.agents.findings import (
     Finding,
     FindingsError,
     Rejected,
+    about_the_save,
     as_suggestions,
+    broken_by_save,
     drop_lint_repeats,
     parse_findings,
     validate_findings,
@@ -258,7 +260,12 @@ class Producer:
                 reply = await dialogue.correct(message)
         kept, rejected = validate_findings(raw, self.bench.read, set(files) if files else None)
         kept, repeats = drop_lint_repeats(kept, self.bench.lint)
+        major: list[Finding] = []
         if phase.severities == "evidence":
+            if changed := self.bench.saved_lines():  # a save's (a diff's) review: about its lines, tests as evidence
+                broken = broken_by_save(self.bench.related, self.bench.related_regressed)
+                major, kept, off = about_the_save(kept, changed, broken)
+                repeats += off
             kept, unheard = as_suggestions(kept)  # an opinion, not evidence: a suggestion, and few of them
             repeats += unheard
         rejected += repeats
@@ -266,6 +273,7 @@ class Producer:
         for item in rejected:
             await self._say(LogData(level="warning", text=f"finding dropped: {item.reason}", finding=item.raw),
                             phase.assistant)
+        kept = major + kept
         return Product(f"{len(kept)} finding(s)", findings=kept, rejected=rejected, warnings=warnings)
 
     # -- decisions, answers, test reports -------------------------------------------------

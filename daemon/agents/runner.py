@@ -31,7 +31,7 @@ from daemon.agents.checkpoint import CheckpointError, make_checkpoint, restore
 from daemon.agents.context import RunContext
 from daemon.agents.cycles import LastReview, seen_review, skip_reason, undo_if_worse, view_for
 from daemon.agents.dialogue import Dialogue, Turn
-from daemon.agents.findings import Finding, failing_test_findings, lint_findings
+from daemon.agents.findings import Finding, failing_test_findings, lint_findings, regression_findings
 from daemon.agents.hooks import NO_HOOKS, DelegatedPhase, LoopControl, PhaseDelegate, RunHooks
 from daemon.agents.job import JobOutcome, JobSpec, PhaseFailed
 from daemon.agents.loader import ChainError
@@ -177,8 +177,9 @@ class _Run:
             return
         out.conclusions = dict(bench.conclusions)
         out.test_report = bench.test_report
-        out.findings = lint_findings(bench.lint) + out.findings + failing_test_findings(
-            bench.related, bench.review_files(), out.findings)
+        found = out.findings + failing_test_findings(bench.related, bench.review_files(), out.findings)
+        out.findings = lint_findings(bench.lint) + found + regression_findings(
+            bench.related, bench.related_regressed, bench.saved_lines(), found)
         if scratch is not None and out.status == "succeeded":  # a failed job's edits stay in its checkpoint
             change = scratch.proposed_change()
             out.change = None if change.empty else change

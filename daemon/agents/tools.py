@@ -59,7 +59,7 @@ class Tools:
         started = time.monotonic()
         bench = self.bench
         root, files = bench.root, bench.review_files()
-        bench.related, bench.related_files, bench.related_stale = None, [], []
+        bench.related, bench.related_files, bench.related_stale, bench.related_regressed = None, [], [], []
         if root is None or not files or bench.spec.workspace is None:
             return None
         tests = await asyncio.to_thread(related.related_test_files, root, files)
@@ -79,9 +79,13 @@ class Tools:
             report = await related.run_related(scratch.root, tests, *seconds())
             if report and report.failures and not (report.timed_out or report.cannot_run) and bench.spec.diff:
                 # a save: what failed before it too is no evidence about it (a server not here, a red test)
-                bench.related_stale = await related.failing_before(workspace, files, report, *seconds())
+                before = await related.failing_before(workspace, files, report, *seconds())
+                bench.related_stale = before or []
                 if bench.related_stale:
                     report = await related.run_related(scratch.root, tests, *seconds(), deselect=bench.related_stale)
+                if before is not None and report is not None and not (report.timed_out or report.cannot_run):
+                    bench.related_regressed = [f.test_id for f in report.failures  # passed on the last commit
+                                               if "::" in f.test_id and f.test_id not in bench.related_stale]
         finally:
             if temporary is not None:
                 await asyncio.to_thread(temporary.cleanup)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,7 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 _DIFF_FILE = re.compile(r"^\+\+\+ (.+)$", re.MULTILINE)
 _TRACEBACK_LINE = re.compile(r'(?:File "|^)([\w./-]+\.py)(?:", line |:)(\d+)', re.MULTILINE)
 HUNK_CONTEXT = 3
+REGRESSION_CHARS = 1500  # two failures' assertions and the frames that matter, ~400 tokens of the review's prompt
 ONE_FILE_LINES = 150  # a focus file this short is asked for whole (cheaper than teaching SEARCH/REPLACE)
 
 
@@ -70,6 +72,39 @@ def diff_ranges(diff: str) -> dict[str, list[tuple[int, int]]]:
     return ranges
 
 
+def changed_lines(diff: str) -> dict[str, list[tuple[int, int]]]:
+    """For each file of a unified diff, the new-side lines it adds or changes, as inclusive ranges; a hunk
+    that only removes lines is the line now before them (the first line when they began the file): a
+    save's change, where a finding about it belongs. Read with ``unidiff``; a diff it cannot read changes
+    nothing."""
+    from unidiff import PatchSet
+    from unidiff.errors import UnidiffParseError
+
+    try:
+        patch = PatchSet(diff)
+    except UnidiffParseError:
+        return {}
+    out: dict[str, list[tuple[int, int]]] = {}
+    for patched in patch:
+        numbers: set[int] = set()
+        for hunk in patched:
+            added = [line.target_line_no for line in hunk if line.is_added and line.target_line_no]
+            if added:
+                numbers.update(added)
+                continue
+            before = [line.target_line_no for line in takewhile(lambda line: not line.is_removed, hunk)]
+            numbers.add(next((n for n in reversed(before) if n), max(1, hunk.target_start)))
+        ranges: list[tuple[int, int]] = []
+        for n in sorted(numbers):
+            if ranges and n == ranges[-1][1] + 1:
+                ranges[-1] = (ranges[-1][0], n)
+            else:
+                ranges.append((n, n))
+        if ranges and not patched.is_removed_file:
+            out[_diff_path("b/" + patched.path)] = ranges
+    return out
+
+
 def _diff_path(raw: str) -> str:
     """The path of a ``+++`` line: ``b/my file.py``, ``"b/caf\\303\\251.py"`` (git quotes unusual
     names, UTF-8 bytes as octal), ``file.py`` then a tab and the time (``diff -u``)."""
@@ -93,6 +128,7 @@ class Workbench:
         self.related: TestReport | None = None  # the related tests' run (daemon.workspace.related), if any ran
         self.related_files: list[str] = []  # those test files
         self.related_stale: list[str] = []  # their tests that fail on the last commit too: left out of every run
+        self.related_regressed: list[str] = []  # their tests that pass on the last commit and fail since the save
         self.suggestions: list[Finding] = []  # the reviewer's findings (suggestions), for the reproduce phase
         self.checked_before: TestReport | None = None  # the first checks' report, before the team changed anything
         self.unfinished_text = ""
@@ -212,7 +248,7 @@ class Workbench:
                   "test_report": self.test_summary, "test_failures": self.test_failures,
                   "unfinished": self.unfinished, "code_map": self.code_map, "imports": self.imports,
                   "examples": lambda: example_failures(self.examples),
-                  "failing_tests": self.failing_tests, "suspects": self.suspects,
+                  "failing_tests": self.failing_tests, "suspects": self.suspects, "regression": self.regression,
                   "other_files": lambda: ", ".join(p for p in self.all_files() if p not in self.spec.files),
                   "to_rewrite": self.to_rewrite, "rewrite_reason": self.rewrite_reason,
                   "rewrite_goal": self.rewrite_goal}
@@ -233,6 +269,19 @@ class Workbench:
         if report is None or report.ok or not report.ran or report.cannot_run or not report.failures:
             return ""
         return str(report.summary())
+
+    def regression(self) -> str:
+        """The related tests the save broke (they pass on the last commit), as the tester reports them, under a
+        line saying so; "" when none did (or this is not a save)."""
+        report = self.related
+        if not self.related_regressed or report is None:
+            return ""
+        return ("The repository's tests of this code passed before this change and fail since:\n"
+                + report.summary(max_failures=2, max_chars=REGRESSION_CHARS))
+
+    def saved_lines(self) -> dict[str, list[tuple[int, int]]]:
+        """The lines a save (or a diff under review) adds or changes, per file; {} when the review has no diff."""
+        return changed_lines(self.spec.diff) if self.spec.diff else {}
 
     def edit_format(self) -> str:
         """How to write code edits. One short file in focus (a one-file fix): the whole file back, as

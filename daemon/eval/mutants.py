@@ -24,10 +24,12 @@ Per item, on a fresh copy with the mutant applied and committed as the repositor
 
 With ``--on-save`` the mutant is what a person's save looks like instead: the unmutated repository
 is the last commit and the mutated file is saved over it, and the review gets the file with its
-``git diff HEAD`` as the watcher sends it; the clean review gets the same lines unchanged (the diff
-with the change undone, kept as context). The bare review then sees the same diff and the
-definitions holding it; the bare fix of a file too large to send whole sees the definitions the
-failing tests name (:mod:`daemon.eval.mutants_bare`).
+``git diff HEAD`` as the watcher sends it. The clean review is then a correct save of the same file,
+one per item: the mutant is the last commit and the unmutated file is saved over it (the diff puts
+the mutated line back as it was), so a finding on that save is false, and a review that speaks only
+about a save's lines is measured on lines a save did change. The bare review sees the same diffs and
+the definitions holding them; the bare fix of a file too large to send whole sees the definitions
+the failing tests name (:mod:`daemon.eval.mutants_bare`).
 
 The bare rows get the same information with plain calls: the review sees the whole file numbered
 as the team's reviewer sees it and the same findings format, placed by the same validator; the fix
@@ -242,10 +244,13 @@ class MutantsSuite:
                 "tests pass" if fixed_report.ok else fixed_report.summary(max_failures=2, max_chars=800)),
             "review_tokens": review_run.prompt_tokens + review_run.completion_tokens,
             "fix_tokens": fix_run.prompt_tokens + fix_run.completion_tokens}
-        if (ctx, row, file) not in self._clean and (row, file) not in self._clean_before:
+        if self.on_save or ((ctx, row, file) not in self._clean and (row, file) not in self._clean_before):
             self._clean.add((ctx, row, file))  # the unmutated file, once per file, row and run (a context)
-            clean_run, clean = await self.review(ctx, row, await self.workspace(ctx, self.snapshot), file,
-                                                 self.snapshot[file], diff=undone(diff) if diff else None,
+            if self.on_save:  # the mutant committed and put right by a save: a correct change, per item
+                clean_root, clean_diff = await self.saved(ctx, file, self.snapshot[file], base=mutated)
+            else:
+                clean_root, clean_diff = await self.workspace(ctx, self.snapshot), None
+            clean_run, clean = await self.review(ctx, row, clean_root, file, self.snapshot[file], diff=clean_diff,
                                                  probe=True)
             runs.append(clean_run)
             scores["false_positives"], scores["clean_files"] = float(len(clean)), 1.0
@@ -259,12 +264,13 @@ class MutantsSuite:
         await asyncio.to_thread(_commit, root)
         return root
 
-    async def saved(self, ctx: Context, file: str, text: str) -> tuple[Path, str | None]:
-        """A fresh copy whose last commit is the unmutated repository, with ``text`` saved over ``file``,
-        and the ``git diff HEAD`` the watcher would send for that save."""
+    async def saved(self, ctx: Context, file: str, text: str,
+                    base: dict[str, str] | None = None) -> tuple[Path, str | None]:
+        """A fresh copy whose last commit is ``base`` (the unmutated repository), with ``text`` saved over
+        ``file``, and the ``git diff HEAD`` the watcher would send for that save."""
         from daemon.watch.trigger import changed_hunks
 
-        root = await self.workspace(ctx, self.snapshot)
+        root = await self.workspace(ctx, self.snapshot if base is None else base)
         await asyncio.to_thread((root / file).write_text, text, encoding="utf-8")
         return root, await asyncio.to_thread(changed_hunks, root, [file])
 
@@ -336,22 +342,6 @@ class MutantsSuite:
                          f"{shown['review_tokens_per_caught']}, fix tokens per fixed {shown['fix_tokens_per_fixed']}")
         return "\n".join(lines), {"mutants": asdict(self.stats), "repo": str(self.root), "files": self.files,
                                   "seed": self.seed, "n": self.n, "rows": per_row}
-
-
-def undone(diff: str) -> str:
-    """``diff`` with its change undone: the removed lines kept as context and the added ones dropped,
-    so a review of it reads the same lines as they were (the clean counterpart of a save)."""
-    out = []
-    for line in diff.splitlines(keepends=True):
-        hunk = re.match(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", line)
-        if hunk:
-            start, length = hunk.group(1), hunk.group(2) or "1"
-            out.append(f"@@ -{start},{length} +{start},{length} @@\n")
-        elif line.startswith("-") and not line.startswith("---"):
-            out.append(" " + line[1:])
-        elif not (line.startswith("+") and not line.startswith("+++")):
-            out.append(line)
-    return "".join(out)
 
 
 def _item(mutant: Mutant, report: TestReport) -> Item:

@@ -11,7 +11,8 @@ each test with its own timeout — so the review stays within its time limit.
 
 A test that fails after a save is evidence about the save only when it passed before it: a test
 that needs a server this machine does not have, or one that was already red, fails on the last
-commit too (:func:`failing_before`), and is left out of the job's runs of the related tests.
+commit too (:func:`failing_before`), and is left out of the job's runs of the related tests. One
+that passed there is the save's doing: executed evidence that the change broke it.
 """
 
 from __future__ import annotations
@@ -87,19 +88,20 @@ async def run_related(root: Path, tests: list[str], timeout: float = RELATED_SEC
 
 
 async def failing_before(workspace: Path, saved: list[str], report: TestReport, timeout: float,
-                         per_test_timeout: float | None = None) -> list[str]:
+                         per_test_timeout: float | None = None) -> list[str] | None:
     """The ids of ``report``'s failing tests that fail on the last commit too: run on a copy of
-    ``workspace`` with the ``saved`` files as ``HEAD`` has them. [] when that cannot be known (no git,
-    a saved file new since the last commit, the run stopped by its timeout)."""
+    ``workspace`` with the ``saved`` files as ``HEAD`` has them (the others passed there). None when
+    that cannot be known (no test id, no git, a saved file new since the last commit, the run stopped
+    by its timeout)."""
     from daemon.workspace.scratch import Scratch
 
     failing = list(dict.fromkeys(f.test_id for f in report.failures if "::" in f.test_id))
     sources = [f for f in saved if not _is_test_module(f)]
     if not failing or not sources:
-        return []
+        return None
     committed = await asyncio.to_thread(_committed, workspace, sources)
     if committed is None:
-        return []
+        return None
     scratch = await asyncio.to_thread(Scratch.from_repo, workspace)
     try:
         for rel, text in committed.items():
@@ -107,8 +109,8 @@ async def failing_before(workspace: Path, saved: list[str], report: TestReport, 
         before = await run_related(scratch.root, failing, timeout, per_test_timeout)
     finally:
         await asyncio.to_thread(scratch.cleanup)
-    if before is None or before.timed_out:
-        return []
+    if before is None or before.timed_out or before.cannot_run:
+        return None
     still = {f.test_id for f in before.failures}
     return [test for test in failing if test in still]
 

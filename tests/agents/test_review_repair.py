@@ -301,3 +301,61 @@ async def test_a_repair_of_a_file_shown_in_part_goes_back_in_its_place(fake_llm,
     [found] = [f for f in outcome.findings if f.source == "repair"]
     line = len(big.splitlines()) - 2
     assert (found.start_line, found.severity, found.replacement) == (line, "major", "    if a < 0:")
+
+
+def test_a_diffs_changed_lines_are_its_added_lines_and_where_a_removal_was():
+    from daemon.agents.workbench import changed_lines
+
+    diff = ("diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,5 +1,6 @@\n a\n b\n-c\n+C\n+D\n d\n e\n"
+            "@@ -10,6 +11,5 @@\n j\n k\n l\n-m\n n\n o\n"
+            "diff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n+++ b/new.py\n@@ -0,0 +1,2 @@\n+x\n+y\n")
+    assert changed_lines(diff) == {"x.py": [(3, 4), (13, 13)], "new.py": [(1, 2)]}
+    assert changed_lines("not a diff at all") == {}
+
+
+ADD = "def add(a, b):\n    return a + b\n\n\ndef double(a):\n    return a * 2\n"
+ADD_TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+BROKEN_SINCE = "passed before this change and fail since"
+
+
+async def test_a_save_that_breaks_a_related_test_makes_the_reviewers_finding_on_its_line_major(
+        fake_llm, make_runner, tmp_path):
+    """test_add passed on the last commit and fails since the save: the reviewer is shown so, its finding on the
+    changed line is "major" with that as its evidence, and its finding on a line the save left alone is dropped."""
+    spec = saved(tmp_path / "repo", {"calc.py": ADD, "tests/test_calc.py": ADD_TESTS},
+                 {"calc.py": ADD.replace("a + b", "a - b")})
+    fake_llm.add_rule("I am not sure.", user="The repository's tests of this code fail.")  # no usable repair
+    fake_llm.add_rule("LINE: 2\nBUG: subtracts instead of adding\nFIX:     return a + b\n\n"
+                      "LINE: 6\nBUG: doubles by multiplying\nFIX:     return a + a\n", user=REVIEW)
+    outcome = await make_runner().run(spec)
+    assert outcome.status == "succeeded", outcome.error
+    prompt = fake_llm.prompts_containing(REVIEW)[0].last_user
+    assert BROKEN_SINCE in prompt and "test_calc.py::test_add" in prompt
+    [found] = [f for f in outcome.findings if f.rule is None]
+    assert (found.start_line, found.severity, found.source) == (2, "major", "tests")
+    assert found.message.startswith("subtracts instead of adding Since this change, tests/test_calc.py::test_add")
+    assert not [f for f in outcome.findings if f.rule == "troupe/regression"]  # the reviewer's finding covers it
+
+
+async def test_a_save_that_breaks_a_related_test_is_a_finding_when_the_reviewer_says_nothing(
+        fake_llm, make_runner, tmp_path):
+    spec = saved(tmp_path / "repo", {"calc.py": ADD, "tests/test_calc.py": ADD_TESTS},
+                 {"calc.py": ADD.replace("a + b", "a - b")})
+    fake_llm.add_rule("I am not sure.", user="The repository's tests of this code fail.")
+    fake_llm.add_rule(NONE, user=REVIEW)
+    outcome = await make_runner().run(spec)
+    assert outcome.status == "succeeded", outcome.error
+    [found] = outcome.findings
+    assert (found.start_line, found.end_line, found.severity, found.rule) == (2, 2, "major", "troupe/regression")
+    assert "tests/test_calc.py::test_add" in found.message and "pass(es) on the last commit" in found.message
+
+
+async def test_a_save_whose_tests_pass_gets_suggestions_only_on_the_lines_it_changed(fake_llm, make_runner, tmp_path):
+    spec = saved(tmp_path / "repo", {"calc.py": ADD, "tests/test_calc.py": ADD_TESTS},
+                 {"calc.py": ADD.replace("a * 2", "a + a")})
+    fake_llm.add_rule("LINE: 2\nBUG: a and b could be strings\nFIX:     return int(a) + int(b)\n\n"
+                      "LINE: 6\nBUG: overflows for large a\nFIX:     return a * 2\n", user=REVIEW)
+    outcome = await make_runner().run(spec)
+    assert outcome.status == "succeeded", outcome.error
+    assert BROKEN_SINCE not in fake_llm.prompts_containing(REVIEW)[0].last_user
+    assert [(f.start_line, f.severity) for f in outcome.findings] == [(6, "info")]

@@ -240,16 +240,16 @@ def test_a_test_that_outruns_its_timeout_unmutated_is_left_out_of_every_run() ->
 
 
 async def test_on_save_the_mutant_is_a_save_reviewed_with_its_diff_on_both_rows(repo: Path, llm, ctx) -> None:
-    from daemon.eval.mutants import undone
-
     suite = MutantsSuite(repo, n=1, seed=7, on_save=True)
     (item,) = await suite.prepare()
     root, diff = await suite.saved(ctx, item.data["file"], item.data["text"])
     status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout
     assert status.split() == ["M", "calc/ops.py"] and diff is not None  # the last commit is clean: a save over it
     assert f"-{item.data['original']}\n+{item.data['mutated']}\n" in diff
-    clean = undone(diff)
-    assert f" {item.data['original']}\n" in clean and item.data["mutated"] not in clean
+    # the clean review's save: the mutant committed, put right by the save (a correct change of the same line)
+    _, clean = await suite.saved(ctx, item.data["file"], suite.snapshot[item.data["file"]],
+                                 base={**suite.snapshot, item.data["file"]: item.data["text"]})
+    assert clean is not None and f"-{item.data['mutated']}\n+{item.data['original']}\n" in clean
     never = Item(id="none", data={"mutated": "\x00 not in any prompt", "line": 1, "text": ""})
     llm.add_rule(fake_model(item, never), user="clamp")
 
@@ -257,12 +257,14 @@ async def test_on_save_the_mutant_is_a_save_reviewed_with_its_diff_on_both_rows(
 
     for result in results:
         assert result.scores["caught"] == 1 and result.scores["fixed"] == 1, result
-        assert result.scores["clean_files"] == 1 and result.detail["clean_findings"], result
+        assert result.scores["clean_files"] == 1, result
+    by_row = {r.row: r.detail["clean_findings"] for r in results}
+    assert by_row["team"] == [] and by_row["bare"], by_row  # the fake's line 13: not a line the clean save changed
     reviews = [last_user(r.body) for r in llm.requests if "Find the bugs in this code" in last_user(r.body)]
     assert len(reviews) == 2 and all("(changed hunks, with line numbers)" in p for p in reviews)
     assert sum(item.data["mutated"] in p for p in reviews) == 1  # the save, and the same lines unchanged
     bare = [last_user(r.body) for r in llm.requests if "Find the bugs in this change" in last_user(r.body)]
-    assert len(bare) == 2 and f"+{item.data['mutated']}" in bare[0] and "```diff" in bare[1]
+    assert len(bare) == 2 and f"+{item.data['mutated']}" in bare[0] and f"+{item.data['original']}" in bare[1]
 
 
 def test_a_bare_fix_of_a_large_file_may_send_the_definition_back_whole() -> None:
