@@ -77,7 +77,7 @@ def changed_lines(diff: str) -> dict[str, list[tuple[int, int]]]:
     that only removes lines is the line now before them (the first line when they began the file): a
     save's change, where a finding about it belongs. Read with ``unidiff``; a diff it cannot read changes
     nothing."""
-    from unidiff import PatchSet
+    from unidiff.patch import PatchSet
     from unidiff.errors import UnidiffParseError
 
     try:
