@@ -1,14 +1,15 @@
-"""The team's review alone on the saves of a finished mutants run: caught, findings, false findings.
+"""A row's review alone on the saves of a mutants run: caught, findings, false findings per clean save.
 
     PYTHONPATH=CHECKOUT TROUPE_HOME=NEW TROUPE_LOCAL_MODEL=qwen2.5-coder-1.5b TROUPE_EXPERIENCE=off \\
-        .venv/bin/python bench/mutants_review.py RESULTS.json --repo COPY
+        .venv/bin/python bench/mutants_review.py RESULTS.json --repo COPY [--row team|bare] [--first N] [--out F]
 
-RESULTS.json is a ``troupe eval mutants --on-save --out`` file; COPY the repository it ran on. Each of its
-team items' mutants is saved over the unmutated commit again and reviewed by the suite's own review job
-(the daemon of TROUPE_HOME, started if needed), and so is its clean save, as the suite does: the mutant
+RESULTS.json is a ``troupe eval mutants --on-save --out`` file (finished or not: its ``items`` are the draw);
+COPY the repository it ran on. Each drawn mutant (rebuilt from its id: file, line, operator, occurrence) is
+saved over the unmutated commit and reviewed as the suite reviews it (the team's review job on the daemon of
+TROUPE_HOME, started if needed, or the bare call), and so is its clean save, as the suite does: the mutant
 committed and the unmutated file saved over it (false findings). A review change is measured this way in
-minutes, without the `troupe test` jobs that make a mutants item take several: the fix column of the run
-stays the run's. ``--first N`` reviews only the first N items.
+minutes an item, without the `troupe test` jobs that make a mutants item take several: the fix column stays
+the run's. ``--out`` keeps each item's findings as JSON lines.
 """
 
 from __future__ import annotations
@@ -24,49 +25,68 @@ sys.path.insert(0, str(REPO))
 
 from daemon.client import DaemonClient  # noqa: E402
 from daemon.eval.mutants import MutantsSuite, _read_texts, covers  # noqa: E402
+from daemon.eval.mutation import Mutant, candidates  # noqa: E402
 from daemon.eval.runner import DaemonContext  # noqa: E402
+from daemon.eval.suite import Row  # noqa: E402
 
 
-async def run(results: Path, repo: Path, first: int | None = None) -> None:
-    saved = json.loads(results.read_text(encoding="utf-8"))
-    items = [r["detail"] for r in saved["results"] if r["row"] == "team"][:first]
+def drawn(ids: list[str], snapshot: dict[str, str]) -> list[Mutant]:
+    """The run's mutants, rebuilt from their ids (the draw is Cosmic Ray's operators at fixed occurrences)."""
+    out = []
+    for path in dict.fromkeys(i.split(":", 1)[0] for i in ids):
+        by_id = {c.id: c for c in candidates(path, snapshot[path])}
+        out += [m for i in ids if i.startswith(path + ":") and (m := by_id[i].apply(snapshot[path])) is not None]
+    order = {i: n for n, i in enumerate(ids)}
+    return sorted(out, key=lambda m: order[m.id])
+
+
+async def run(results: Path, repo: Path, row: Row, first: int | None, out: Path | None) -> None:
+    ids = json.loads(results.read_text(encoding="utf-8"))["items"][:first]
     suite = MutantsSuite(repo, on_save=True)
     suite.snapshot = _read_texts(suite.root)
+    mutants = drawn(ids, suite.snapshot)
     caught = false = 0
     async with DaemonClient() as client:
         await client.health()
         ctx = DaemonContext(client, model=None, job_timeout=900)
         try:
-            for item in items:
-                file, line = item["file"], item["line"]
-                lines = suite.snapshot[file].split("\n")
-                lines[line - 1] = item["mutated"]
-                text = "\n".join(lines)
+            for mutant in mutants:
+                file, line, text = mutant.file, mutant.line, mutant.text
                 root, diff = await suite.saved(ctx, file, text)
-                review, spots = await suite.review(ctx, "team", root, file, text, diff=diff)
+                review, spots = await suite.review(ctx, row, root, file, text, diff=diff)
                 hit = any(covers(line, s.start, s.end) for s in spots)
                 caught += hit
                 print(f"{file}:{line} {'caught' if hit else 'missed'} ({review.seconds:.0f} s): "
                       + "; ".join(f"{s.start}: {s.message[:90]}" for s in spots), flush=True)
                 clean_root, clean_diff = await suite.saved(ctx, file, suite.snapshot[file],
                                                            base={**suite.snapshot, file: text})
-                clean_run, clean = await suite.review(ctx, "team", clean_root, file, suite.snapshot[file],
+                clean_run, clean = await suite.review(ctx, row, clean_root, file, suite.snapshot[file],
                                                       diff=clean_diff, probe=True)
                 false += len(clean)
                 print(f"  its clean save ({clean_run.seconds:.0f} s): "
                       + ("; ".join(f"{s.start}: {s.message[:90]}" for s in clean) or "no finding"), flush=True)
+                if out is not None:
+                    record = {"id": mutant.id, "row": row, "caught": hit, "seconds": review.seconds,
+                              "clean_seconds": clean_run.seconds,
+                              "findings": [[s.start, s.end, s.message] for s in spots],
+                              "clean_findings": [[s.start, s.end, s.message] for s in clean]}
+                    with out.open("a", encoding="utf-8") as handle:
+                        handle.write(json.dumps(record) + "\n")
         finally:
             await ctx.close()
-    print(f"caught {caught}/{len(items)}; {false} false findings in {len(items)} clean saves")
+    print(f"{row}: caught {caught}/{len(mutants)}; {false} false findings in {len(mutants)} clean saves "
+          f"({false / max(1, len(mutants)):.2f} per clean save)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="a troupe eval mutants --on-save --out file")
     parser.add_argument("--repo", type=Path, required=True, help="the repository copy that run used")
+    parser.add_argument("--row", choices=("team", "bare"), default="team")
     parser.add_argument("--first", type=int, help="only the first N items")
+    parser.add_argument("--out", type=Path, help="append each item's findings here, as JSON lines")
     args = parser.parse_args()
-    asyncio.run(run(args.results, args.repo, args.first))
+    asyncio.run(run(args.results, args.repo, args.row, args.first, args.out))
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 _DIFF_FILE = re.compile(r"^\+\+\+ (.+)$", re.MULTILINE)
 _TRACEBACK_LINE = re.compile(r'(?:File "|^)([\w./-]+\.py)(?:", line |:)(\d+)', re.MULTILINE)
 HUNK_CONTEXT = 3
+MAX_CHANGED_SPANS = 8  # a save's changed places named under its listing
 REGRESSION_CHARS = 1500  # two failures' assertions and the frames that matter, ~400 tokens of the review's prompt
 ONE_FILE_LINES = 150  # a focus file this short is asked for whole (cheaper than teaching SEARCH/REPLACE)
 
@@ -77,8 +78,8 @@ def changed_lines(diff: str) -> dict[str, list[tuple[int, int]]]:
     that only removes lines is the line now before them (the first line when they began the file): a
     save's change, where a finding about it belongs. Read with ``unidiff``; a diff it cannot read changes
     nothing."""
-    from unidiff.patch import PatchSet
     from unidiff.errors import UnidiffParseError
+    from unidiff.patch import PatchSet
 
     try:
         patch = PatchSet(diff)
@@ -276,7 +277,8 @@ class Workbench:
         report = self.related
         if not self.related_regressed or report is None:
             return ""
-        return ("The repository's tests of this code passed before this change and fail since:\n"
+        return ("The repository's tests of this code passed before this change and fail since, so the lines it "
+                "changed break them:\n"
                 + report.summary(max_failures=2, max_chars=REGRESSION_CHARS))
 
     def saved_lines(self) -> dict[str, list[tuple[int, int]]]:
@@ -454,8 +456,19 @@ class Workbench:
     def target(self) -> str:
         ranges = diff_ranges(self.spec.diff) if self.spec.diff else {}
         selection = self.spec.selection
+        changed = self.saved_lines()
 
         def render(path: str, text: str) -> str:
+            shown = show(path, text)
+            spans = changed.get(path)
+            if not spans:
+                return shown
+            where = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans[:MAX_CHANGED_SPANS])
+            more = f" and {len(spans) - MAX_CHANGED_SPANS} more places" if len(spans) > MAX_CHANGED_SPANS else ""
+            plural = "s" if len(spans) > 1 or spans[0][0] != spans[0][1] else ""
+            return f"{shown}\n(this change adds or changes line{plural} {where}{more} of {path})"
+
+        def show(path: str, text: str) -> str:
             lines = text.splitlines()
             if len(text) > self.budget_chars:
                 cut = self.excerpt(path, text, self.budget_chars // 3, line_numbers=True)

@@ -331,6 +331,8 @@ async def test_a_save_that_breaks_a_related_test_makes_the_reviewers_finding_on_
     assert outcome.status == "succeeded", outcome.error
     prompt = fake_llm.prompts_containing(REVIEW)[0].last_user
     assert BROKEN_SINCE in prompt and "test_calc.py::test_add" in prompt
+    assert "(this change adds or changes line 2 of calc.py)" in prompt  # where, never what the line was
+    assert "a + b" not in prompt
     [found] = [f for f in outcome.findings if f.rule is None]
     assert (found.start_line, found.severity, found.source) == (2, "major", "tests")
     assert found.message.startswith("subtracts instead of adding Since this change, tests/test_calc.py::test_add")
