@@ -9,7 +9,8 @@ saved over the unmutated commit and reviewed as the suite reviews it (the team's
 TROUPE_HOME, started if needed, or the bare call), and so is its clean save, as the suite does: the mutant
 committed and the unmutated file saved over it (false findings). A review change is measured this way in
 minutes an item, without the `troupe test` jobs that make a mutants item take several: the fix column stays
-the run's. ``--out`` keeps each item's findings as JSON lines.
+the run's. ``--out`` keeps each item's findings as JSON lines. ``--draw N [--files GLOB] [--tests CMD]
+[--seed S]`` draws the mutants first, as the suite does, and writes them to RESULTS.json.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import asyncio
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,11 +42,19 @@ def drawn(ids: list[str], snapshot: dict[str, str]) -> list[Mutant]:
     return sorted(out, key=lambda m: order[m.id])
 
 
-async def run(results: Path, repo: Path, row: Row, first: int | None, out: Path | None) -> None:
-    ids = json.loads(results.read_text(encoding="utf-8"))["items"][:first]
-    suite = MutantsSuite(repo, on_save=True)
-    suite.snapshot = _read_texts(suite.root)
-    mutants = drawn(ids, suite.snapshot)
+async def run(results: Path, repo: Path, row: Row, first: int | None, out: Path | None,
+              draw: argparse.Namespace) -> None:
+    if draw.draw:  # the suite's own draw (its tests must kill each kept mutant), kept in RESULTS.json
+        suite = MutantsSuite(repo, files=draw.files, n=draw.draw, seed=draw.seed, on_save=True, tests=draw.tests,
+                             progress=lambda text: print(text, flush=True))
+        ids = [item.id for item in await suite.prepare()]
+        results.write_text(json.dumps({"items": ids, "files": draw.files, "tests": draw.tests, "seed": draw.seed,
+                                       "mutants": asdict(suite.stats)}, indent=1), encoding="utf-8")
+    else:
+        ids = json.loads(results.read_text(encoding="utf-8"))["items"]
+        suite = MutantsSuite(repo, on_save=True)
+        suite.snapshot = _read_texts(suite.root)
+    mutants = drawn(ids[:first], suite.snapshot)
     caught = false = 0
     async with DaemonClient() as client:
         await client.health()
@@ -80,13 +90,18 @@ async def run(results: Path, repo: Path, row: Row, first: int | None, out: Path 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", type=Path, help="a troupe eval mutants --on-save --out file")
+    parser.add_argument("results", type=Path, help="a troupe eval mutants --on-save --out file (with --draw: where "
+                        "the draw is written)")
     parser.add_argument("--repo", type=Path, required=True, help="the repository copy that run used")
     parser.add_argument("--row", choices=("team", "bare"), default="team")
     parser.add_argument("--first", type=int, help="only the first N items")
     parser.add_argument("--out", type=Path, help="append each item's findings here, as JSON lines")
+    parser.add_argument("--draw", type=int, metavar="N", help="draw N mutants first, as troupe eval mutants does")
+    parser.add_argument("--files", help="with --draw: the files to mutate (a glob), as troupe eval mutants --files")
+    parser.add_argument("--tests", help="with --draw: the command whose tests judge the mutants (--tests)")
+    parser.add_argument("--seed", type=int, default=0, help="with --draw: the draw's seed")
     args = parser.parse_args()
-    asyncio.run(run(args.results, args.repo, args.row, args.first, args.out))
+    asyncio.run(run(args.results, args.repo, args.row, args.first, args.out, args))
 
 
 if __name__ == "__main__":

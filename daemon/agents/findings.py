@@ -49,6 +49,10 @@ LINE: <the number of the wrong line>
 BUG: <what is wrong, in one sentence>
 FIX: <that line, corrected>
 If several files are under review, put FILE: <path> before the bug's lines. If there is no bug, write only NONE."""
+BROKEN_FORMAT = FINDINGS_FORMAT.replace(
+    "If there is no bug, write only NONE.",
+    "The failing tests show that a line this change made is wrong: name it (NONE is no answer here).")
+"""The format when a save broke related tests that passed on the last commit: "no bug" is refuted by a run."""
 _BLOCK_KEYS = {"bug": "message", "problem": "message", "issue": "message", "severity": "severity",
                "code": "quote", "quote": "quote", "fix": "replacement", "file": "file", "line": "start_line"}
 _BLOCK_LINE = re.compile(r"^\s*[-*]?\s*\**(bug|problem|issue|severity|code|quote|fix|file|line)\**\s*[:=]\**\s?(.*)$",

@@ -15,7 +15,7 @@ from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from daemon.agents.findings import FINDINGS_FORMAT, render_lint
+from daemon.agents.findings import BROKEN_FORMAT, FINDINGS_FORMAT, render_lint
 from daemon.agents.job import JobSpec
 from daemon.agents.loader import placeholders
 from daemon.agents.model import Chain
@@ -243,7 +243,8 @@ class Workbench:
         name (the change chain's phase ``code`` must not hide ``{code}``, the code itself)."""
         simple = {"task": lambda: self.spec.task, "edit_format": self.edit_format,
                   "program_format": lambda: NEW_PROGRAM_FORMAT,
-                  "findings_format": lambda: FINDINGS_FORMAT, "files": lambda: ", ".join(self.spec.files) or "(none)",
+                  "findings_format": lambda: BROKEN_FORMAT if self.regression() else FINDINGS_FORMAT,
+                  "files": lambda: ", ".join(self.spec.files) or "(none)",
                   "lint": lambda: render_lint(self.lint), "code": self.code, "diff": self.diff,
                   "target": self.target, "context": lambda: self.context_text or self.code(),
                   "test_report": self.test_summary, "test_failures": self.test_failures,

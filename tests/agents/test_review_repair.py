@@ -332,6 +332,7 @@ async def test_a_save_that_breaks_a_related_test_makes_the_reviewers_finding_on_
     prompt = fake_llm.prompts_containing(REVIEW)[0].last_user
     assert BROKEN_SINCE in prompt and "test_calc.py::test_add" in prompt
     assert "(this change adds or changes line 2 of calc.py)" in prompt  # where, never what the line was
+    assert "NONE is no answer here" in prompt and "write only NONE" not in prompt  # a run refuted "no bug"
     assert "a + b" not in prompt
     [found] = [f for f in outcome.findings if f.rule is None]
     assert (found.start_line, found.severity, found.source) == (2, "major", "tests")
@@ -359,5 +360,6 @@ async def test_a_save_whose_tests_pass_gets_suggestions_only_on_the_lines_it_cha
                       "LINE: 6\nBUG: overflows for large a\nFIX:     return a * 2\n", user=REVIEW)
     outcome = await make_runner().run(spec)
     assert outcome.status == "succeeded", outcome.error
-    assert BROKEN_SINCE not in fake_llm.prompts_containing(REVIEW)[0].last_user
+    prompt = fake_llm.prompts_containing(REVIEW)[0].last_user
+    assert BROKEN_SINCE not in prompt and "If there is no bug, write only NONE." in prompt
     assert [(f.start_line, f.severity) for f in outcome.findings] == [(6, "info")]
