@@ -13,11 +13,12 @@ import time
 from pathlib import Path
 
 from daemon.agents.model import Tool, ToolName
-from daemon.agents.workbench import Workbench
+from daemon.agents.workbench import SinceCommit, Workbench, changed_lines
 from daemon.events import Say
 from daemon.lint.check import LintIssue, static_check
 from daemon.payloads import ToolRunData
 from daemon.workspace import doctests, related, repomap, testing
+from daemon.workspace.repomap import is_test_file
 from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import Scratch
 
@@ -118,6 +119,8 @@ class Tools:
         self.bench.examples = examples
         if self.bench.checked_before is None and report is not None and not self.bench.changed_files():
             self.bench.checked_before = report  # what the checks said of the code as the user gave it
+            if not examples_only:
+                await self._since_commit(report)
         if not examples_only:
             self.bench.test_report = report
         if report is None:  # the files lost their examples meanwhile
@@ -125,6 +128,27 @@ class Tools:
         tool = "doctests" if examples_only else "tests"
         await self._say(ToolRunData.of_report(tool, report, time.monotonic() - started), "tester")
         return report
+
+    async def _since_commit(self, report: TestReport) -> None:
+        """Tests that fail on the user's code and pass on the last commit (run once more on a copy with the
+        changed files as ``HEAD`` has them): the lines changed since are where to look (``bench.since_commit``)."""
+        workspace = self.bench.spec.workspace
+        if workspace is None or report.ok or not report.ran or report.cannot_run or report.timed_out:
+            return
+        diff = await asyncio.to_thread(related.uncommitted_diff, Path(workspace))
+        changed = {path: spans for path, spans in changed_lines(diff).items() if not is_test_file(path)}
+        if not changed:
+            return
+        started = time.monotonic()
+        stale = await related.failing_before(Path(workspace), list(changed), report, related.RELATED_SECONDS * 3,
+                                             self.per_test_timeout)
+        if stale is None:
+            return
+        regressed = [f.test_id for f in report.failures if "::" in f.test_id and f.test_id not in stale]
+        since = self.bench.since_commit = SinceCommit(regressed, changed) if regressed else None
+        await self._say(ToolRunData(tool="since_commit", ok=since is None, seconds=round(time.monotonic() - started, 3),
+                                    summary=since.describe() if since else "the failing tests fail on the last commit "
+                                    "too"), "tester")
 
     async def static_check(self) -> list[LintIssue]:
         root = self.bench.root

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -115,6 +116,22 @@ def _diff_path(raw: str) -> str:
     return raw if raw == "/dev/null" else raw.removeprefix("b/")
 
 
+@dataclass(frozen=True)
+class SinceCommit:
+    """Tests that fail on the user's code and pass on the last commit, and the lines changed since it (per
+    file, inclusive ranges): executed evidence of where a fix belongs, never what those lines were."""
+
+    tests: list[str]
+    lines: dict[str, list[tuple[int, int]]]
+
+    def describe(self) -> str:
+        where = "; ".join(f"{path} line(s) " + ", ".join(str(a) if a == b else f"{a}-{b}"
+                                                         for a, b in spans[:MAX_CHANGED_SPANS])
+                          for path, spans in list(self.lines.items())[:MAX_CHANGED_SPANS])
+        count = f"{len(self.tests)} of the failing tests pass" if len(self.tests) > 1 else f"{self.tests[0]} passes"
+        return f"{count} on the last commit; since it, the code changed at {where}"
+
+
 class Workbench:
     def __init__(self, spec: JobSpec, chain: Chain, scratch: Scratch | None, budget_chars: int) -> None:
         self.spec, self.chain, self.scratch = spec, chain, scratch
@@ -130,6 +147,7 @@ class Workbench:
         self.related_files: list[str] = []  # those test files
         self.related_stale: list[str] = []  # their tests that fail on the last commit too: left out of every run
         self.related_regressed: list[str] = []  # their tests that pass on the last commit and fail since the save
+        self.since_commit: SinceCommit | None = None  # the project's failing tests that pass on the last commit
         self.suggestions: list[Finding] = []  # the reviewer's findings (suggestions), for the reproduce phase
         self.checked_before: TestReport | None = None  # the first checks' report, before the team changed anything
         self.unfinished_text = ""
@@ -193,6 +211,7 @@ class Workbench:
         for failure in self.test_report.failures if self.test_report is not None else []:
             if failure.file:
                 names.append(failure.file)
+        names += list(self.since_commit.lines) if self.since_commit else []
         return [n for n in dict.fromkeys(names) if self.read(n) is not None]
 
     def code_focus(self) -> list[str]:
@@ -211,6 +230,8 @@ class Workbench:
         if self.spec.selection:
             lines.setdefault(self.spec.selection.path, []).extend(
                 range(self.spec.selection.start_line, self.spec.selection.end_line + 1))
+        for path, spans in self.since_commit.lines.items() if self.since_commit else ():
+            lines.setdefault(path, []).extend(n for a, b in spans[:MAX_CHANGED_SPANS] for n in range(a, b + 1))
         for report in (self.test_report, self.examples, self.related):
             for failure in getattr(report, "failures", None) or []:
                 if failure.file and failure.line:
@@ -496,7 +517,9 @@ class Workbench:
         if report is None:
             return "(the tests have not run)"
         text, limit = str(report.summary()), self.budget_chars // 2  # the code shares the prompt
-        return text if len(text) <= limit else text[:limit] + "\n(... output cut)"
+        text = text if len(text) <= limit else text[:limit] + "\n(... output cut)"
+        since = self.since_commit
+        return f"{text}\n\n{since.describe()}: the fix belongs there." if since and not report.ok else text
 
     def refresh_unfinished(self) -> list[Unfinished]:
         files = [(p, self.read(p) or "") for p in self.all_files()]

@@ -115,6 +115,17 @@ async def failing_before(workspace: Path, saved: list[str], report: TestReport, 
     return [test for test in failing if test in still]
 
 
+def uncommitted_diff(workspace: Path) -> str:
+    """``git diff HEAD`` of the workspace's Python files (no context lines): what changed since the last
+    commit; "" when nothing did, or there is no git or no commit."""
+    try:
+        shown = subprocess.run(["git", "-C", str(workspace), "diff", "--no-color", "--no-ext-diff", "-U0", "HEAD",
+                                "--", "*.py"], capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return shown.stdout.decode("utf-8", errors="replace") if shown.returncode == 0 else ""
+
+
 def _committed(workspace: Path, files: list[str]) -> dict[str, str] | None:
     """``files`` as the last commit of ``workspace`` has them; None when one is not there (or no git)."""
     texts = {}

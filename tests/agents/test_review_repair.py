@@ -308,7 +308,8 @@ def test_a_diffs_changed_lines_are_its_added_lines_and_where_a_removal_was():
 
     diff = ("diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,5 +1,6 @@\n a\n b\n-c\n+C\n+D\n d\n e\n"
             "@@ -10,6 +11,5 @@\n j\n k\n l\n-m\n n\n o\n"
-            "diff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n+++ b/new.py\n@@ -0,0 +1,2 @@\n+x\n+y\n")
+            "diff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n+++ b/new.py\n"
+            "@@ -0,0 +1,2 @@\n+x\n+y\n")
     assert changed_lines(diff) == {"x.py": [(3, 4), (13, 13)], "new.py": [(1, 2)]}
     assert changed_lines("not a diff at all") == {}
 

@@ -127,3 +127,48 @@ async def test_a_file_shown_only_in_part_is_never_rewritten_whole(fake_llm, make
     assert outcome.status == "succeeded", outcome.error
     assert fake_llm.prompts_containing("you were shown only part of shop/cart.py, so it cannot be rewritten whole")
     assert outcome.change is not None and "filler_2399" not in outcome.change.diff
+
+
+def committed(root, files: dict[str, str], saved: dict[str, str]):
+    """A git repository whose last commit holds ``files``, with ``saved`` written over it since."""
+    import subprocess
+
+    repo = write_tree(root, files)
+    who = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
+    for argv in (["init", "-q"], ["add", "."], [*who, "commit", "-qm", "c"]):
+        subprocess.run(["git", *argv], cwd=repo, check=True, capture_output=True)
+    return write_tree(repo, saved)
+
+
+GOOD_CART = "def total(prices, discount=0.0):\n    return sum(prices) * (1 - discount)\n"
+
+
+async def test_tests_that_pass_on_the_last_commit_point_the_fix_at_the_lines_changed_since(
+        fake_llm, make_runner, recorder, tmp_path):
+    repo = committed(tmp_path / "repo", {**REPO, "shop/cart.py": GOOD_CART}, {"shop/cart.py": REPO["shop/cart.py"]})
+    fake_llm.add_rule("shop/cart.py:2 multiplies by the discount.", user="For each failure, say")
+    fake_llm.add_rule(FIX, user="Fix the code so the tests pass.")
+
+    outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
+
+    assert outcome.status == "succeeded", outcome.error
+    note = ("tests/test_cart.py::test_total_without_discount passes on the last commit; since it, the code changed at "
+            "shop/cart.py line(s) 2: the fix belongs there.")
+    for prompt in ("For each failure, say", "Fix the code so the tests pass."):
+        text = fake_llm.prompts_containing(prompt)[0].last_user
+        assert note in text and "(1 - discount)" not in text  # where it changed, never what it was
+    [since] = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "since_commit"]
+    assert not since.ok and since.summary == note.removesuffix(": the fix belongs there.")
+
+
+async def test_tests_that_fail_on_the_last_commit_too_point_nowhere(fake_llm, make_runner, recorder, tmp_path):
+    repo = committed(tmp_path / "repo", REPO, {"shop/cart.py": REPO["shop/cart.py"] + "\n\nTAX = 0.2\n"})
+    fake_llm.add_rule("The discount is applied wrongly.", user="For each failure, say")
+    fake_llm.add_rule(FIX, user="Fix the code so the tests pass.")
+
+    outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
+
+    assert outcome.status == "succeeded", outcome.error
+    assert "on the last commit" not in fake_llm.prompts_containing("For each failure, say")[0].last_user
+    [since] = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "since_commit"]
+    assert since.ok and since.summary == "the failing tests fail on the last commit too"
