@@ -222,11 +222,14 @@ def _severity(value: Json) -> str:
 
 
 def validate_findings(raw: list[JsonObject], read: Callable[[str], str | None],
-                      allowed_files: set[str] | None = None) -> tuple[list[Finding], list[Rejected]]:
+                      allowed_files: set[str] | None = None,
+                      trusted: dict[str, list[tuple[int, int]]] | None = None) -> tuple[list[Finding], list[Rejected]]:
     """Keep the findings whose place is real; re-anchor quoted ones that name the wrong lines.
 
     ``read(path)`` returns a file's text, or None when the path is not readable (outside the
     workspace, missing). ``allowed_files``, when given, limits findings to the reviewed files.
+    A bare line number within ``trusted`` (per file: a save's changed lines when a run showed they
+    broke its tests) stands as given: the run, not the wording, says the bug is there.
     """
     kept: list[Finding] = []
     rejected: list[Rejected] = []
@@ -277,6 +280,8 @@ def validate_findings(raw: list[JsonObject], read: Callable[[str], str | None],
         elif not in_range:
             rejected.append(Rejected(item, f"line {start} does not exist in {path} ({len(lines)} lines)"))
             continue
+        elif any(a <= start <= b for a, b in (trusted or {}).get(path, [])):
+            pass
         else:
             anchored, reason = anchor_line(lines, start, replacement if isinstance(replacement, str) else None,
                                            message)

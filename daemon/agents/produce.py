@@ -258,7 +258,8 @@ class Producer:
                 if getattr(reply, "cut_at_cap", False):
                     message = cut_at_cap(phase.token_cap, "Report only the most important problems. " + message)
                 reply = await dialogue.correct(message)
-        kept, rejected = validate_findings(raw, self.bench.read, set(files) if files else None)
+        trusted = self.bench.saved_lines() if self.bench.regression() else None  # the run says where the bug is
+        kept, rejected = validate_findings(raw, self.bench.read, set(files) if files else None, trusted)
         kept, repeats = drop_lint_repeats(kept, self.bench.lint)
         major: list[Finding] = []
         if phase.severities == "evidence":

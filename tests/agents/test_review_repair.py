@@ -364,3 +364,15 @@ async def test_a_save_whose_tests_pass_gets_suggestions_only_on_the_lines_it_cha
     prompt = fake_llm.prompts_containing(REVIEW)[0].last_user
     assert BROKEN_SINCE not in prompt and "If there is no bug, write only NONE." in prompt
     assert [(f.start_line, f.severity) for f in outcome.findings] == [(6, "info")]
+
+
+async def test_a_finding_on_a_line_the_save_broke_stands_there_whatever_its_words_name(fake_llm, make_runner, tmp_path):
+    """Tests broke since the save: the reviewer's bare line number on the changed line is the run's place, even when
+    its message names code on another line (which would otherwise move it there)."""
+    spec = saved(tmp_path / "repo", {"calc.py": ADD, "tests/test_calc.py": ADD_TESTS},
+                 {"calc.py": ADD.replace("a + b", "a - b")})
+    fake_llm.add_rule("I am not sure.", user="The repository's tests of this code fail.")
+    fake_llm.add_rule("LINE: 2\nBUG: the result is not what double expects\nFIX: use the right operator\n", user=REVIEW)
+    outcome = await make_runner().run(spec)
+    assert outcome.status == "succeeded", outcome.error
+    assert [(f.start_line, f.severity, f.rule) for f in outcome.findings] == [(2, "major", None)]
