@@ -57,9 +57,10 @@ async def review_one(suite: MutantsSuite, ctx: DaemonContext, row: Row, mutant: 
                                           probe=True)
     print(f"  its clean save ({clean_run.seconds:.0f} s): "
           + ("; ".join(f"{s.start}: {s.message[:90]}" for s in clean) or "no finding"), flush=True)
-    return {"caught": hit, "false": len(clean), "seconds": review.seconds, "clean_seconds": clean_run.seconds,
-            "findings": [[s.start, s.end, s.message] for s in spots],
-            "clean_findings": [[s.start, s.end, s.message] for s in clean]}
+    return {"caught": hit, "false": len(clean), "false_majors": sum(s.severity == "major" for s in clean),
+            "seconds": review.seconds, "clean_seconds": clean_run.seconds,
+            "findings": [[s.start, s.end, s.severity, s.message] for s in spots],
+            "clean_findings": [[s.start, s.end, s.severity, s.message] for s in clean]}
 
 
 async def fix_one(suite: MutantsSuite, ctx: DaemonContext, row: Row, mutant: Mutant) -> dict[str, Any]:
@@ -110,9 +111,9 @@ async def run(results: Path, repo: Path, row: Row, first: int | None, out: Path 
         print(f"{row}: fixed {sum(bool(d['fixed']) for d in done)}/{len(done)}; "
               f"job seconds p50 {seconds[len(seconds) // 2]:.0f}, max {seconds[-1]:.0f}" if seconds else "nothing")
         return
-    false = sum(int(d["false"]) for d in done)
+    false, majors = sum(int(d["false"]) for d in done), sum(int(d["false_majors"]) for d in done)
     print(f"{row}: caught {sum(bool(d['caught']) for d in done)}/{len(done)}; {false} false findings in "
-          f"{len(done)} clean saves ({false / max(1, len(done)):.2f} per clean save)")
+          f"{len(done)} clean saves ({false / max(1, len(done)):.2f} per clean save, {majors} of them major)")
 
 
 def main() -> None:

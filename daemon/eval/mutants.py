@@ -286,7 +286,7 @@ class MutantsSuite:
             if probe:
                 options.experience = "read"
             run = await ctx.job(SubmitJob(kind="review", workspace=str(root), files=[file], options=options))
-            return run, [Spot(f.start_line, f.end_line or f.start_line, f.message)
+            return run, [Spot(f.start_line, f.end_line or f.start_line, f.message, severity=str(f.severity))
                          for f in run.findings if f.rule is None and f.file == file]
         prompt = bare_save_review_prompt(file, text, diff) if diff else bare_review_prompt(file, text)
         run = await ctx.complete(root, prompt, max_tokens=BARE_REVIEW_MAX_TOKENS)
@@ -330,6 +330,8 @@ class MutantsSuite:
             mine = [r for r in results if r.row == row]
             sums = {name: sum(r.scores.get(name, 0.0) for r in mine)
                     for name in ("clean_files", "false_positives", "caught", "fixed")}
+            sums["false_majors"] = float(sum(f.get("severity") in ("critical", "major")
+                                             for r in mine for f in r.detail.get("clean_findings", [])))
             review = sum(r.detail.get("review_tokens", 0) for r in mine)
             fix = sum(r.detail.get("fix_tokens", 0) for r in mine)
             per_row[row] = {"false_positives_per_clean_file": _ratio(sums["false_positives"], sums["clean_files"]),
@@ -337,9 +339,11 @@ class MutantsSuite:
                             "fix_tokens_per_fixed": _ratio(fix, sums["fixed"]), **sums}
             shown = {k: "—" if v is None else f"{v:.2f}" if k.startswith("false") else f"{v:.0f}"
                      for k, v in per_row[row].items()}
+            majors = f", {sums['false_majors']:g} of them major" if row == "team" else ""
             lines.append(f"{row}: {shown['false_positives_per_clean_file']} false findings per clean file "
-                         f"({sums['false_positives']:g} in {sums['clean_files']:g} files); review tokens per caught "
-                         f"{shown['review_tokens_per_caught']}, fix tokens per fixed {shown['fix_tokens_per_fixed']}")
+                         f"({sums['false_positives']:g} in {sums['clean_files']:g} files{majors}); review tokens per "
+                         f"caught {shown['review_tokens_per_caught']}, fix tokens per fixed "
+                         f"{shown['fix_tokens_per_fixed']}")
         return "\n".join(lines), {"mutants": asdict(self.stats), "repo": str(self.root), "files": self.files,
                                   "seed": self.seed, "n": self.n, "rows": per_row}
 

@@ -54,6 +54,7 @@ class Spot:
     end: int
     message: str
     fix: str | None = None  # the corrected line(s), when the finding gives them
+    severity: str | None = None  # the team's ("major": executed evidence; "info": a suggestion); a bare call's: None
 
 
 def bare_review_prompt(file: str, text: str) -> str:

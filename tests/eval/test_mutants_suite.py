@@ -192,7 +192,8 @@ async def test_caught_fixed_and_false_positives_are_scored_alike_on_both_rows(re
     assert (team.solved, team.scores) == (bare.solved, bare.scores) == (
         1, {"caught": 1, "fixed": 1, "false_positives": 1, "clean_files": 1, "findings": 2})
     text, data = suite.reference("m", results, ["team", "bare"])
-    assert "team: 1.00 false findings per clean file (1 in 1 files)" in text
+    assert "team: 1.00 false findings per clean file (1 in 1 files, 0 of them major)" in text  # a suggestion
+    assert "bare: 1.00 false findings per clean file (1 in 1 files);" in text
     assert data["rows"]["bare"]["false_positives_per_clean_file"] == 1.0 and data["mutants"]["kept"] == 2
 
 
