@@ -34,6 +34,11 @@ from daemon.eval.runner import DaemonContext  # noqa: E402
 from daemon.eval.suite import Row  # noqa: E402
 
 
+def same_code(fix: str, original: str) -> bool:
+    """Whether a one-line fix is the original line, spacing aside."""
+    return "".join(fix.split()) == "".join(original.split())
+
+
 def drawn(ids: list[str], snapshot: dict[str, str]) -> list[Mutant]:
     """The run's mutants, rebuilt from their ids (the draw is Cosmic Ray's operators at fixed occurrences)."""
     out = []
@@ -50,6 +55,8 @@ async def review_one(suite: MutantsSuite, ctx: DaemonContext, row: Row, mutant: 
     root, diff = await suite.saved(ctx, file, text)
     review, spots = await suite.review(ctx, row, root, file, text, diff=diff)
     hit = any(covers(line, s.start, s.end) for s in spots)
+    restores = any(covers(line, s.start, s.end) and s.fix is not None and same_code(s.fix, mutant.original)
+                   for s in spots)  # the finding's fix puts the line back as it was: it saw the bug
     print(f"{file}:{line} {'caught' if hit else 'missed'} ({review.seconds:.0f} s): "
           + "; ".join(f"{s.start}: {s.message[:90]}" for s in spots), flush=True)
     clean_root, clean_diff = await suite.saved(ctx, file, suite.snapshot[file], base={**suite.snapshot, file: text})
@@ -57,10 +64,11 @@ async def review_one(suite: MutantsSuite, ctx: DaemonContext, row: Row, mutant: 
                                           probe=True)
     print(f"  its clean save ({clean_run.seconds:.0f} s): "
           + ("; ".join(f"{s.start}: {s.message[:90]}" for s in clean) or "no finding"), flush=True)
-    return {"caught": hit, "false": len(clean), "false_majors": sum(s.severity == "major" for s in clean),
+    return {"caught": hit, "restores": restores, "false": len(clean),
+            "false_majors": sum(s.severity == "major" for s in clean),
             "seconds": review.seconds, "clean_seconds": clean_run.seconds,
-            "findings": [[s.start, s.end, s.severity, s.message] for s in spots],
-            "clean_findings": [[s.start, s.end, s.severity, s.message] for s in clean]}
+            "findings": [[s.start, s.end, s.severity, s.message, s.fix] for s in spots],
+            "clean_findings": [[s.start, s.end, s.severity, s.message, s.fix] for s in clean]}
 
 
 async def fix_one(suite: MutantsSuite, ctx: DaemonContext, row: Row, mutant: Mutant) -> dict[str, Any]:
@@ -112,7 +120,8 @@ async def run(results: Path, repo: Path, row: Row, first: int | None, out: Path 
               f"job seconds p50 {seconds[len(seconds) // 2]:.0f}, max {seconds[-1]:.0f}" if seconds else "nothing")
         return
     false, majors = sum(int(d["false"]) for d in done), sum(int(d["false_majors"]) for d in done)
-    print(f"{row}: caught {sum(bool(d['caught']) for d in done)}/{len(done)}; {false} false findings in "
+    print(f"{row}: caught {sum(bool(d['caught']) for d in done)}/{len(done)} (the fix puts the line back in "
+          f"{sum(bool(d['restores']) for d in done)}); {false} false findings in "
           f"{len(done)} clean saves ({false / max(1, len(done)):.2f} per clean save, {majors} of them major)")
 
 

@@ -286,7 +286,7 @@ class MutantsSuite:
             if probe:
                 options.experience = "read"
             run = await ctx.job(SubmitJob(kind="review", workspace=str(root), files=[file], options=options))
-            return run, [Spot(f.start_line, f.end_line or f.start_line, f.message, severity=str(f.severity))
+            return run, [Spot(f.start_line, f.end_line or f.start_line, f.message, f.suggested_fix, str(f.severity))
                          for f in run.findings if f.rule is None and f.file == file]
         prompt = bare_save_review_prompt(file, text, diff) if diff else bare_review_prompt(file, text)
         run = await ctx.complete(root, prompt, max_tokens=BARE_REVIEW_MAX_TOKENS)
