@@ -38,7 +38,7 @@ from daemon.json_types import Json, JsonDict, JsonObject
 
 if TYPE_CHECKING:
     from daemon.lint.check import LintIssue
-    from daemon.workspace.reports import TestReport
+    from daemon.workspace.reports import TestFailure, TestReport
 
 SEVERITIES = ("critical", "major", "minor", "info")
 _SEVERITY_ALIASES = {"error": "major", "high": "major", "blocker": "critical", "warning": "minor",
@@ -345,15 +345,14 @@ def as_suggestions(findings: list[Finding]) -> tuple[list[Finding], list[Rejecte
     return kept, dropped
 
 
-def broken_by_save(report: TestReport | None, regressed: list[str]) -> str:
-    """What a save broke, for a finding's message: the related tests that fail since it and pass on the last
-    commit, the first with its assertion ("" when none)."""
-    failures = [f for f in (report.failures if report is not None else []) if f.test_id in regressed]
-    if not failures:
+def broken_by_save(broken: list[TestFailure]) -> str:
+    """What a save broke, for a finding's message: the related tests or docstring examples that fail since it and
+    pass on the last commit (``broken``), the first with its assertion ("" when none)."""
+    if not broken:
         return ""
-    first = failures[0]
+    first = broken[0]
     said = (first.message or "").strip().splitlines()[0][:160] if (first.message or "").strip() else ""
-    more = f" and {len(failures) - 1} more test(s)" if len(failures) > 1 else ""
+    more = f" and {len(broken) - 1} more" if len(broken) > 1 else ""
     return (f"Since this change, {first.test_id}{f' ({said})' if said else ''}{more} fail(s), and pass(es) on the "
             "last commit (run in the sandbox).")
 
@@ -379,20 +378,20 @@ def about_the_save(findings: list[Finding], changed: dict[str, list[tuple[int, i
     return major, rest, dropped
 
 
-def regression_findings(report: TestReport | None, regressed: list[str], changed: dict[str, list[tuple[int, int]]],
+def regression_findings(broken: list[TestFailure], changed: dict[str, list[tuple[int, int]]],
                         covered: list[Finding]) -> list[Finding]:
     """A save that broke related tests, where no finding is on the lines it changed: the change itself as a
     finding ("major": executed evidence), on each file's first changed lines (which of several changed places
     broke them is not known; the message says how many there are)."""
-    broken = broken_by_save(report, regressed)
+    said = broken_by_save(broken)
     found: list[Finding] = []
-    for path, spans in changed.items() if broken else ():
+    for path, spans in changed.items() if said else ():
         if any(f.file == path and any(a - 1 <= f.end_line and f.start_line <= b + 1 for a, b in spans)
                for f in covered):
             continue
         where = "" if len(spans) == 1 else f" (one of the {len(spans)} places this change touches in {path})"
         found.append(Finding(file=path, start_line=spans[0][0], end_line=spans[0][1], severity="major",
-                             message=f"This change breaks the repository's tests{where}. {broken}",
+                             message=f"This change breaks the repository's tests{where}. {said}",
                              rule="troupe/regression", source="tests"))
     return found
 

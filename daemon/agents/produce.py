@@ -264,7 +264,7 @@ class Producer:
         major: list[Finding] = []
         if phase.severities == "evidence":
             if changed := self.bench.saved_lines():  # a save's (a diff's) review: about its lines, tests as evidence
-                broken = broken_by_save(self.bench.related, self.bench.related_regressed)
+                broken = broken_by_save(self.bench.broken)
                 major, kept, off = about_the_save(kept, changed, broken)
                 repeats += off
             kept, unheard = as_suggestions(kept)  # an opinion, not evidence: a suggestion, and few of them

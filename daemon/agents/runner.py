@@ -178,8 +178,7 @@ class _Run:
         out.conclusions = dict(bench.conclusions)
         out.test_report = bench.test_report
         found = out.findings + failing_test_findings(bench.related, bench.review_files(), out.findings)
-        out.findings = lint_findings(bench.lint) + found + regression_findings(
-            bench.related, bench.related_regressed, bench.saved_lines(), found)
+        out.findings = lint_findings(bench.lint) + found + regression_findings(bench.broken, bench.saved_lines(), found)
         if scratch is not None and out.status == "succeeded":  # a failed job's edits stay in its checkpoint
             change = scratch.proposed_change()
             out.change = None if change.empty else change

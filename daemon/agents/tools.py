@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from daemon.agents.model import Tool, ToolName
-from daemon.agents.workbench import SinceCommit, Workbench, changed_lines
+from daemon.agents.workbench import EXAMPLE_IDS, SinceCommit, Workbench, changed_lines
 from daemon.events import Say
 from daemon.lint.check import LintIssue, static_check
 from daemon.payloads import ToolRunData
@@ -51,8 +51,15 @@ class Tools:
         return report
 
     async def doctests(self) -> TestReport | None:
-        """Only the docstring examples of the files in focus: a review's evidence, a change's first look."""
-        return await self._run_tests(examples_only=True)
+        """Only the docstring examples of the files in focus: a review's evidence, a change's first look. On a save,
+        failing examples that pass on the last commit are evidence that it broke them (``bench.broken``)."""
+        report = await self._run_tests(examples_only=True)
+        bench = self.bench
+        bench.broken = [f for f in bench.broken if not f.test_id.startswith(EXAMPLE_IDS)]
+        if report and report.failures and not report.timed_out and bench.spec.diff and bench.spec.workspace:
+            stale = await related.examples_failing_before(Path(bench.spec.workspace), bench.review_files(), report)
+            bench.broken += [f for f in report.failures if f not in stale] if stale is not None else []
+        return report
 
     async def related_tests(self) -> TestReport | None:
         """Only the tests related to the files under review (``daemon.workspace.related``), within the
@@ -60,7 +67,8 @@ class Tools:
         started = time.monotonic()
         bench = self.bench
         root, files = bench.root, bench.review_files()
-        bench.related, bench.related_files, bench.related_stale, bench.related_regressed = None, [], [], []
+        bench.related, bench.related_files, bench.related_stale = None, [], []
+        bench.broken = [f for f in bench.broken if f.test_id.startswith(EXAMPLE_IDS)]
         if root is None or not files or bench.spec.workspace is None:
             return None
         tests = await asyncio.to_thread(related.related_test_files, root, files)
@@ -73,8 +81,8 @@ class Tools:
             scratch = temporary = await asyncio.to_thread(Scratch.from_repo, workspace)
 
         def seconds() -> tuple[float, float]:  # a run's timeout and each test's, within the chain's time limit
-            left = bench.seconds_left(related.RELATED_SECONDS)
-            return left, min(self.per_test_timeout, left)
+            left = bench.seconds_left(related.RELATED_SECONDS)  # one slow test (a loop the save made endless) fails
+            return left, min(self.per_test_timeout, left / related.TESTS_PER_RUN)  # as a timeout; the rest still run
 
         try:
             report = await related.run_related(scratch.root, tests, *seconds())
@@ -85,8 +93,8 @@ class Tools:
                 if bench.related_stale:
                     report = await related.run_related(scratch.root, tests, *seconds(), deselect=bench.related_stale)
                 if before is not None and report is not None and not (report.timed_out or report.cannot_run):
-                    bench.related_regressed = [f.test_id for f in report.failures  # passed on the last commit
-                                               if "::" in f.test_id and f.test_id not in bench.related_stale]
+                    bench.broken += [f for f in report.failures  # they passed on the last commit
+                                     if "::" in f.test_id and f.test_id not in bench.related_stale]
         finally:
             if temporary is not None:
                 await asyncio.to_thread(temporary.cleanup)

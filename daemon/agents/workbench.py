@@ -28,7 +28,7 @@ from daemon.workspace.excerpts import merge_excerpt
 from daemon.workspace.files import read_for_prompt
 from daemon.workspace.paths import PathOutsideWorkspace, confine
 from daemon.workspace.repomap import MAX_NAMED_EXCERPTS, build_context, excerpt, is_test_file, symbols_for
-from daemon.workspace.reports import TestReport
+from daemon.workspace.reports import TestFailure, TestReport
 from daemon.workspace.scratch import NotEditable, Scratch
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ _DIFF_FILE = re.compile(r"^\+\+\+ (.+)$", re.MULTILINE)
 _TRACEBACK_LINE = re.compile(r'(?:File "|^)([\w./-]+\.py)(?:", line |:)(\d+)', re.MULTILINE)
 HUNK_CONTEXT = 3
 MAX_CHANGED_SPANS = 8  # a save's changed places named under its listing
+EXAMPLE_IDS = ("docstring example", "import of ")  # a doctest run's failures (daemon.workspace.doctests)
 REGRESSION_CHARS = 1500  # two failures' assertions and the frames that matter, ~400 tokens of the review's prompt
 ONE_FILE_LINES = 150  # a focus file this short is asked for whole (cheaper than teaching SEARCH/REPLACE)
 
@@ -146,7 +147,8 @@ class Workbench:
         self.related: TestReport | None = None  # the related tests' run (daemon.workspace.related), if any ran
         self.related_files: list[str] = []  # those test files
         self.related_stale: list[str] = []  # their tests that fail on the last commit too: left out of every run
-        self.related_regressed: list[str] = []  # their tests that pass on the last commit and fail since the save
+        self.broken: list[TestFailure] = []  # related tests and docstring examples that pass on the last commit
+        # and fail since the save: executed evidence that it broke them
         self.since_commit: SinceCommit | None = None  # the project's failing tests that pass on the last commit
         self.suggestions: list[Finding] = []  # the reviewer's findings (suggestions), for the reproduce phase
         self.checked_before: TestReport | None = None  # the first checks' report, before the team changed anything
@@ -294,14 +296,19 @@ class Workbench:
         return str(report.summary())
 
     def regression(self) -> str:
-        """The related tests the save broke (they pass on the last commit), as the tester reports them, under a
-        line saying so; "" when none did (or this is not a save)."""
-        report = self.related
-        if not self.related_regressed or report is None:
+        """The related tests and docstring examples the save broke (they pass on the last commit), as the tester
+        reports them, under a line saying so; "" when none did (or this is not a save)."""
+        if not self.broken:
             return ""
-        return ("The repository's tests of this code passed before this change and fail since, so the lines it "
-                "changed break them:\n"
-                + report.summary(max_failures=2, max_chars=REGRESSION_CHARS))
+        parts = ["The repository's tests of this code passed before this change and fail since, so the lines it "
+                 "changed break them:"]
+        tests = [f.test_id for f in self.broken if not f.test_id.startswith(EXAMPLE_IDS)]
+        if tests and self.related is not None:
+            parts.append(self.related.summary(max_failures=2, max_chars=REGRESSION_CHARS))
+        examples = [f for f in self.broken if f.test_id.startswith(EXAMPLE_IDS)]
+        if examples:
+            parts.append("\n".join(f"{f.file}:{f.line}: {f.message}" if f.line else f.message for f in examples[:4]))
+        return "\n".join(parts)
 
     def saved_lines(self) -> dict[str, list[tuple[int, int]]]:
         """The lines a save (or a diff under review) adds or changes, per file; {} when the review has no diff."""

@@ -20,14 +20,17 @@ from __future__ import annotations
 import asyncio
 import re
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from daemon.workspace.files import list_repo_files
-from daemon.workspace.reports import TestReport
+from daemon.workspace.reports import TestFailure, TestReport
 from daemon.workspace.testing import PER_TEST_TIMEOUT, run_test_files
 
 MAX_RELATED = 6  # test files run for one review: more is a test run, not evidence for a save
 RELATED_SECONDS = 20.0
+TESTS_PER_RUN = 4  # a related test may take a quarter of its run's time: on more-itertools saves, mutants that made one
+# test slow let it take all 20 s, and the run said "timed out" instead of which tests broke (5 of 30 saves)
 _SCAN_BYTES = 200_000
 
 
@@ -93,26 +96,52 @@ async def failing_before(workspace: Path, saved: list[str], report: TestReport, 
     ``workspace`` with the ``saved`` files as ``HEAD`` has them (the others passed there). None when
     that cannot be known (no test id, no git, a saved file new since the last commit, the run stopped
     by its timeout)."""
+    failing = list(dict.fromkeys(f.test_id for f in report.failures if "::" in f.test_id))
+    if not failing:
+        return None
+    before = await _at_last_commit(workspace, saved, lambda root: run_related(root, failing, timeout, per_test_timeout))
+    if before is None or before.timed_out or before.cannot_run:
+        return None
+    still = {f.test_id for f in before.failures}
+    return [test for test in failing if test in still]
+
+
+async def examples_failing_before(workspace: Path, saved: list[str], report: TestReport) -> list[TestFailure] | None:
+    """``report``'s failing docstring examples that fail on the last commit too (as :func:`failing_before`
+    tells of tests); None when that cannot be known."""
+    from daemon.workspace.doctests import run_doctests
+
+    if not report.failures:
+        return None
+    before = await _at_last_commit(workspace, saved, lambda root: run_doctests(root, saved))
+    if before is None or before.timed_out:
+        return None
+    keys = {_example(f) for f in before.failures}
+    return [f for f in report.failures if _example(f) in keys]
+
+
+def _example(failure: TestFailure) -> tuple[str, str]:
+    """A failing example, wherever its line now is: its function and its source (the message's start)."""
+    return failure.test_id, re.split(r" (?:returned|raised) ", failure.message or "", maxsplit=1)[0]
+
+
+async def _at_last_commit(workspace: Path, saved: list[str],
+                          run: Callable[[Path], Awaitable[TestReport | None]]) -> TestReport | None:
+    """``run`` on a copy of ``workspace`` holding the ``saved`` source files as ``HEAD`` has them; None when
+    one is not there (a new file, no git) or nothing ran."""
     from daemon.workspace.scratch import Scratch
 
-    failing = list(dict.fromkeys(f.test_id for f in report.failures if "::" in f.test_id))
     sources = [f for f in saved if not _is_test_module(f)]
-    if not failing or not sources:
-        return None
-    committed = await asyncio.to_thread(_committed, workspace, sources)
+    committed = await asyncio.to_thread(_committed, workspace, sources) if sources else None
     if committed is None:
         return None
     scratch = await asyncio.to_thread(Scratch.from_repo, workspace)
     try:
         for rel, text in committed.items():
             (scratch.root / rel).write_text(text, encoding="utf-8")
-        before = await run_related(scratch.root, failing, timeout, per_test_timeout)
+        return await run(scratch.root)
     finally:
         await asyncio.to_thread(scratch.cleanup)
-    if before is None or before.timed_out or before.cannot_run:
-        return None
-    still = {f.test_id for f in before.failures}
-    return [test for test in failing if test in still]
 
 
 def uncommitted_diff(workspace: Path) -> str:

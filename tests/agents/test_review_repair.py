@@ -376,3 +376,43 @@ async def test_a_finding_on_a_line_the_save_broke_stands_there_whatever_its_word
     outcome = await make_runner().run(spec)
     assert outcome.status == "succeeded", outcome.error
     assert [(f.start_line, f.severity, f.rule) for f in outcome.findings] == [(2, "major", None)]
+
+
+EXAMPLED = 'def add(a, b):\n    """\n    >>> add(2, 3)\n    5\n    """\n    return a + b\n'
+FILLERS = "".join(f"def filler_{i}(x):\n    return x + {i} * 7919\n\n\n" for i in range(2400))
+
+
+async def test_a_save_that_breaks_a_docstring_example_of_a_large_file_is_evidence_too(fake_llm, make_runner, tmp_path):
+    """A file too large to show whole gets no repair; the example its save broke (it passes on the last commit) is
+    shown to the reviewer, and its finding on the changed line is major. An example red before the save is not."""
+    stale = 'def sub(a, b):\n    """\n    >>> sub(2, 3)\n    1\n    """\n    return a - b\n\n\n'
+    spec = saved(tmp_path / "repo", {"calc.py": FILLERS + stale + EXAMPLED},
+                 {"calc.py": FILLERS + stale + EXAMPLED.replace("a + b", "a - b")})
+    line = len((FILLERS + stale + EXAMPLED).splitlines())
+    fake_llm.add_rule(f"LINE: {line}\nBUG: subtracts\nFIX:     return a + b\n", user=REVIEW)
+    outcome = await make_runner().run(spec)
+    assert outcome.status == "succeeded", outcome.error
+    prompt = fake_llm.prompts_containing(REVIEW)[0].last_user
+    assert BROKEN_SINCE in prompt and "add(2, 3) returned -1, but the docstring expects 5" in prompt
+    assert "sub(2, 3)" not in prompt.split(BROKEN_SINCE, 1)[1]  # red on the last commit too: no evidence
+    [found] = [f for f in outcome.findings if f.rule is None]
+    assert (found.start_line, found.severity, found.source) == (line, "major", "tests")
+    assert "Since this change, docstring example of calc.add" in found.message
+
+
+async def test_a_related_test_a_save_made_hang_fails_alone_and_is_evidence(fake_llm, make_runner, tmp_path):
+    """The save makes one test's loop endless: it fails at its own share of the run's time, the other tests still run,
+    and the ones that passed on the last commit are the save's doing."""
+    loop = "def count(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
+    tests = ("from calc import count\n\n\ndef test_count():\n    assert count(3) == 3\n\n\n"
+             "def test_other():\n    assert True\n")
+    spec = saved(tmp_path / "repo", {"calc.py": loop, "tests/test_calc.py": tests},
+                 {"calc.py": loop.replace("i += 1", "i += 0")})
+    fake_llm.add_rule("I am not sure.", user="The repository's tests of this code fail.")
+    fake_llm.add_rule(NONE, user=REVIEW)
+    outcome = await make_runner().run(spec)
+    assert outcome.status == "succeeded", outcome.error
+    assert "test_calc.py::test_count" in fake_llm.prompts_containing(REVIEW)[0].last_user
+    [found] = outcome.findings  # in the line it hangs on, next to the changed one: no second finding for the change
+    assert (found.rule, found.start_line, found.severity) == ("troupe/failing-test", 3, "major")
+    assert found.message.startswith("The test tests/test_calc.py::test_count fails here: Failed: Timeout (>5.0s)")
