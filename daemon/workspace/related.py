@@ -30,7 +30,7 @@ from daemon.workspace.testing import PER_TEST_TIMEOUT, run_test_files
 MAX_RELATED = 6  # test files run for one review: more is a test run, not evidence for a save
 RELATED_SECONDS = 20.0
 TESTS_PER_RUN = 4  # a related test may take a quarter of its run's time: on more-itertools saves, mutants that made one
-# test slow let it take all 20 s, and the run said "timed out" instead of which tests broke (5 of 30 saves)
+# test slow let it take all 20 s, and the run said "timed out" instead of which tests broke (4 of 30 saves)
 _SCAN_BYTES = 200_000
 
 
