@@ -117,6 +117,13 @@ def _diff_path(raw: str) -> str:
     return raw if raw == "/dev/null" else raw.removeprefix("b/")
 
 
+def spans_text(spans: list[tuple[int, int]]) -> str:
+    """Line ranges in words: "957", "12-14, 20" (the first :data:`MAX_CHANGED_SPANS`, then how many more)."""
+    shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans[:MAX_CHANGED_SPANS])
+    more = len(spans) - MAX_CHANGED_SPANS
+    return shown + (f" and {more} more places" if more > 0 else "")
+
+
 @dataclass(frozen=True)
 class SinceCommit:
     """Tests that fail on the user's code and pass on the last commit, and the lines changed since it (per
@@ -126,9 +133,7 @@ class SinceCommit:
     lines: dict[str, list[tuple[int, int]]]
 
     def describe(self) -> str:
-        where = "; ".join(f"{path} line(s) " + ", ".join(str(a) if a == b else f"{a}-{b}"
-                                                         for a, b in spans[:MAX_CHANGED_SPANS])
-                          for path, spans in list(self.lines.items())[:MAX_CHANGED_SPANS])
+        where = "; ".join(f"{path} line(s) {spans_text(spans)}" for path, spans in self.lines.items())
         count = f"{len(self.tests)} of the failing tests pass" if len(self.tests) > 1 else f"{self.tests[0]} passes"
         return f"{count} on the last commit; since it, the code changed at {where}"
 
@@ -492,10 +497,8 @@ class Workbench:
             spans = changed.get(path)
             if not spans:
                 return shown
-            where = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans[:MAX_CHANGED_SPANS])
-            more = f" and {len(spans) - MAX_CHANGED_SPANS} more places" if len(spans) > MAX_CHANGED_SPANS else ""
             plural = "s" if len(spans) > 1 or spans[0][0] != spans[0][1] else ""
-            return f"{shown}\n(this change adds or changes line{plural} {where}{more} of {path})"
+            return f"{shown}\n(this change adds or changes line{plural} {spans_text(spans)} of {path})"
 
         def show(path: str, text: str) -> str:
             lines = text.splitlines()
