@@ -361,8 +361,8 @@ def about_the_save(findings: list[Finding], changed: dict[str, list[tuple[int, i
                    broken: str) -> tuple[list[Finding], list[Finding], list[Rejected]]:
     """A save's review speaks about the save: the reviewer's findings on no line it changed (±1) are dropped
     (a clean line's opinion is noise on every save). Those on its lines are "major" when the save broke a
-    related test (``broken``: :func:`broken_by_save`, "" when none), with that as their evidence: the tests
-    passed before the change and fail since. Returns (major, the rest, dropped)."""
+    related test or docstring example (``broken``: :func:`broken_by_save`, "" when none), with that as their
+    evidence: it passed before the change and fails since. Returns (major, the rest, dropped)."""
     major: list[Finding] = []
     rest: list[Finding] = []
     dropped: list[Rejected] = []
@@ -380,7 +380,7 @@ def about_the_save(findings: list[Finding], changed: dict[str, list[tuple[int, i
 
 def regression_findings(broken: list[TestFailure], changed: dict[str, list[tuple[int, int]]],
                         covered: list[Finding]) -> list[Finding]:
-    """A save that broke related tests, where no finding is on the lines it changed: the change itself as a
+    """A save that broke related tests or examples, where no finding is on the lines it changed: the change as a
     finding ("major": executed evidence), on each file's first changed lines (which of several changed places
     broke them is not known; the message says how many there are)."""
     said = broken_by_save(broken)
