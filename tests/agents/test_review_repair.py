@@ -386,15 +386,15 @@ async def test_a_save_that_breaks_a_docstring_example_of_a_large_file_is_evidenc
     """A file too large to show whole gets no repair; the example its save broke (it passes on the last commit) is
     shown to the reviewer, and its finding on the changed line is major. An example red before the save is not."""
     stale = 'def sub(a, b):\n    """\n    >>> sub(2, 3)\n    1\n    """\n    return a - b\n\n\n'
-    spec = saved(tmp_path / "repo", {"calc.py": FILLERS + stale + EXAMPLED},
-                 {"calc.py": FILLERS + stale + EXAMPLED.replace("a + b", "a - b")})
-    line = len((FILLERS + stale + EXAMPLED).splitlines())
+    spec = saved(tmp_path / "repo", {"calc.py": FILLERS + stale + EXAMPLED},  # the save moves every line down one
+                 {"calc.py": "import math\n" + FILLERS + stale + EXAMPLED.replace("a + b", "a - b")})
+    line = len((FILLERS + stale + EXAMPLED).splitlines()) + 1
     fake_llm.add_rule(f"LINE: {line}\nBUG: subtracts\nFIX:     return a + b\n", user=REVIEW)
     outcome = await make_runner().run(spec)
     assert outcome.status == "succeeded", outcome.error
     prompt = fake_llm.prompts_containing(REVIEW)[0].last_user
     assert BROKEN_SINCE in prompt and "add(2, 3) returned -1, but the docstring expects 5" in prompt
-    assert "sub(2, 3)" not in prompt.split(BROKEN_SINCE, 1)[1]  # red on the last commit too: no evidence
+    assert "sub(2, 3)" not in prompt.split(BROKEN_SINCE, 1)[1]  # red on the last commit too (a line up): no evidence
     [found] = [f for f in outcome.findings if f.rule is None]
     assert (found.start_line, found.severity, found.source) == (line, "major", "tests")
     assert "Since this change, docstring example of calc.add" in found.message
