@@ -102,8 +102,10 @@ async def failing_before(workspace: Path, saved: list[str], report: TestReport, 
     before = await _at_last_commit(workspace, saved, lambda root: run_related(root, failing, timeout, per_test_timeout))
     if before is None or before.timed_out or before.cannot_run:
         return None
-    still = {f.test_id for f in before.failures}
-    return [test for test in failing if test in still]
+    still = [test for test in failing if test in {f.test_id for f in before.failures}]
+    if before.passed < len(failing) - len(still):  # one did not pass there either (a module that did not import)
+        return None
+    return still
 
 
 async def examples_failing_before(workspace: Path, saved: list[str], report: TestReport) -> list[TestFailure] | None:
@@ -114,8 +116,9 @@ async def examples_failing_before(workspace: Path, saved: list[str], report: Tes
     if not report.failures:
         return None
     before = await _at_last_commit(workspace, saved, lambda root: run_doctests(root, saved))
-    if before is None or before.timed_out:
-        return None
+    if before is None or before.timed_out or any(not f.test_id.startswith("docstring example ")
+                                                 for f in before.failures):
+        return None  # the examples did not run there (a module that did not import): nothing is known of them
     keys = {_example(f) for f in before.failures}
     return [f for f in report.failures if _example(f) in keys]
 

@@ -416,3 +416,18 @@ async def test_a_related_test_a_save_made_hang_fails_alone_and_is_evidence(fake_
     [found] = outcome.findings  # in the line it hangs on, next to the changed one: no second finding for the change
     assert (found.rule, found.start_line, found.severity) == ("troupe/failing-test", 3, "major")
     assert found.message.startswith("The test tests/test_calc.py::test_count fails here: Failed: Timeout (>5.0s)")
+
+
+async def test_a_test_that_could_not_even_import_on_the_last_commit_was_not_broken_by_the_save(
+        fake_llm, make_runner, tmp_path):
+    """The last commit's module did not import (its tests errored at collection); the save makes it import, and a
+    test that was never green fails: nothing says the save broke it (a false "major" on Troupe's own storage/)."""
+    spec = saved(tmp_path / "repo", {"calc.py": "Number = int >> float  # TypeError\n\n\n" + ADD,
+                                     "tests/test_calc.py": ADD_TESTS.replace("== 5", "== 6")},
+                 {"calc.py": "\n\n\n" + ADD})
+    fake_llm.add_rule("I am not sure.", user="The repository's tests of this code fail.")
+    fake_llm.add_rule(NONE, user=REVIEW)
+    outcome = await make_runner().run(spec)
+    assert outcome.status == "succeeded", outcome.error
+    assert BROKEN_SINCE not in fake_llm.prompts_containing(REVIEW)[0].last_user
+    assert not [f for f in outcome.findings if f.rule == "troupe/regression" or f.severity == "major"]
