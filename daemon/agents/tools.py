@@ -125,16 +125,17 @@ class Tools:
             if temporary is not None:
                 await asyncio.to_thread(temporary.cleanup)
         self.bench.examples = examples
-        if self.bench.checked_before is None and report is not None and not self.bench.changed_files():
+        first = self.bench.checked_before is None and report is not None and not self.bench.changed_files()
+        if first:
             self.bench.checked_before = report  # what the checks said of the code as the user gave it
-            if not examples_only:
-                await self._since_commit(report)
         if not examples_only:
             self.bench.test_report = report
         if report is None:  # the files lost their examples meanwhile
             return None
         tool = "doctests" if examples_only else "tests"
         await self._say(ToolRunData.of_report(tool, report, time.monotonic() - started), "tester")
+        if first and not examples_only:
+            await self._since_commit(report)  # after the run it explains
         return report
 
     async def _since_commit(self, report: TestReport) -> None:

@@ -157,8 +157,9 @@ async def test_tests_that_pass_on_the_last_commit_point_the_fix_at_the_lines_cha
     for prompt in ("For each failure, say", "Fix the code so the tests pass."):
         text = fake_llm.prompts_containing(prompt)[0].last_user
         assert note in text and "(1 - discount)" not in text  # where it changed, never what it was
-    [since] = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "since_commit"]
-    assert not since.ok and since.summary == note.removesuffix(": the fix belongs there.")
+    runs = [e.data for e in recorder.of(EventKind.TOOL_RUN)]
+    assert [r.tool for r in runs][:2] == ["tests", "since_commit"]  # the run first, then what it says of the commit
+    assert not runs[1].ok and runs[1].summary == note.removesuffix(": the fix belongs there.")
 
 
 async def test_tests_that_fail_on_the_last_commit_too_point_nowhere(fake_llm, make_runner, recorder, tmp_path):
