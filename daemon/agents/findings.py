@@ -280,9 +280,7 @@ def validate_findings(raw: list[JsonObject], read: Callable[[str], str | None],
         elif not in_range:
             rejected.append(Rejected(item, f"line {start} does not exist in {path} ({len(lines)} lines)"))
             continue
-        elif any(a <= start <= b for a, b in (trusted or {}).get(path, [])):
-            pass
-        else:
+        elif not near((trusted or {}).get(path, []), start, start, margin=0):  # a trusted line stands as given
             anchored, reason = anchor_line(lines, start, replacement if isinstance(replacement, str) else None,
                                            message)
             if anchored is None:
@@ -345,6 +343,11 @@ def as_suggestions(findings: list[Finding]) -> tuple[list[Finding], list[Rejecte
     return kept, dropped
 
 
+def near(spans: list[tuple[int, int]], start: int, end: int, margin: int = 1) -> bool:
+    """Whether lines ``start..end`` come within ``margin`` lines of one of ``spans`` (inclusive ranges)."""
+    return any(a - margin <= end and start <= b + margin for a, b in spans)
+
+
 def broken_by_save(broken: list[TestFailure]) -> str:
     """What a save broke, for a finding's message: the related tests or docstring examples that fail since it and
     pass on the last commit (``broken``), the first with its assertion ("" when none)."""
@@ -367,8 +370,7 @@ def about_the_save(findings: list[Finding], changed: dict[str, list[tuple[int, i
     rest: list[Finding] = []
     dropped: list[Rejected] = []
     for finding in findings:
-        spans = changed.get(finding.file, [])
-        if not any(a - 1 <= finding.end_line and finding.start_line <= b + 1 for a, b in spans):
+        if not near(changed.get(finding.file, []), finding.start_line, finding.end_line):
             dropped.append(Rejected(finding.to_dict(), "not on a line this change adds or changes (±1): a review "
                                     "of a change speaks about the change"))
         elif broken:
@@ -386,8 +388,7 @@ def regression_findings(broken: list[TestFailure], changed: dict[str, list[tuple
     said = broken_by_save(broken)
     found: list[Finding] = []
     for path, spans in changed.items() if said else ():
-        if any(f.file == path and any(a - 1 <= f.end_line and f.start_line <= b + 1 for a, b in spans)
-               for f in covered):
+        if any(f.file == path and near(spans, f.start_line, f.end_line) for f in covered):
             continue
         where = "" if len(spans) == 1 else f" (one of the {len(spans)} places this change touches in {path})"
         found.append(Finding(file=path, start_line=spans[0][0], end_line=spans[0][1], severity="major",

@@ -13,10 +13,11 @@ import time
 from pathlib import Path
 
 from daemon.agents.model import Tool, ToolName
-from daemon.agents.workbench import EXAMPLE_IDS, SinceCommit, Workbench, changed_lines
+from daemon.agents.workbench import EXAMPLE_IDS, SinceCommit, Workbench
 from daemon.events import Say
 from daemon.lint.check import LintIssue, static_check
 from daemon.payloads import ToolRunData
+from daemon.review.gitdiff import changed_lines
 from daemon.workspace import doctests, related, repomap, testing
 from daemon.workspace.repomap import is_test_file
 from daemon.workspace.reports import TestReport

@@ -12,7 +12,6 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,7 @@ from daemon.agents.loader import placeholders
 from daemon.agents.model import Chain
 from daemon.agents.placeholders import find_unfinished
 from daemon.agents.scope import View, code_map, diff_since, third_party_imports
+from daemon.review.gitdiff import changed_lines
 from daemon.workspace.doctests import example_failures, without_bodies
 from daemon.workspace.edits import EDIT_FORMAT_HELP, NEW_PROGRAM_FORMAT, EditParseError, ParsedEdit
 from daemon.workspace.excerpts import merge_excerpt
@@ -73,39 +73,6 @@ def diff_ranges(diff: str) -> dict[str, list[tuple[int, int]]]:
             start, length = int(hunk.group(1)), int(hunk.group(2) or 1)
             spans.append((start, start + max(length, 1) - 1))
     return ranges
-
-
-def changed_lines(diff: str) -> dict[str, list[tuple[int, int]]]:
-    """For each file of a unified diff, the new-side lines it adds or changes, as inclusive ranges; a hunk
-    that only removes lines is the line now before them (the first line when they began the file): a
-    save's change, where a finding about it belongs. Read with ``unidiff``; a diff it cannot read changes
-    nothing."""
-    from unidiff.errors import UnidiffParseError
-    from unidiff.patch import PatchSet
-
-    try:
-        patch = PatchSet(diff)
-    except UnidiffParseError:
-        return {}
-    out: dict[str, list[tuple[int, int]]] = {}
-    for patched in patch:
-        numbers: set[int] = set()
-        for hunk in patched:
-            added = [line.target_line_no for line in hunk if line.is_added and line.target_line_no]
-            if added:
-                numbers.update(added)
-                continue
-            before = [line.target_line_no for line in takewhile(lambda line: not line.is_removed, hunk)]
-            numbers.add(next((n for n in reversed(before) if n), max(1, hunk.target_start)))
-        ranges: list[tuple[int, int]] = []
-        for n in sorted(numbers):
-            if ranges and n == ranges[-1][1] + 1:
-                ranges[-1] = (ranges[-1][0], n)
-            else:
-                ranges.append((n, n))
-        if ranges and not patched.is_removed_file:
-            out[_diff_path("b/" + patched.path)] = ranges
-    return out
 
 
 def _diff_path(raw: str) -> str:

@@ -105,14 +105,47 @@ def resolve_base(root: Path, base: str) -> str:
 
 
 def _added_ranges(patched: PatchedFile) -> tuple[tuple[int, int], ...]:
-    numbers = sorted(line.target_line_no for hunk in patched for line in hunk if line.is_added and line.target_line_no)
+    return tuple(_ranges({line.target_line_no for hunk in patched for line in hunk
+                          if line.is_added and line.target_line_no}))
+
+
+def _ranges(numbers: set[int]) -> list[tuple[int, int]]:
+    """Line numbers as inclusive ranges of consecutive lines."""
     ranges: list[tuple[int, int]] = []
-    for n in numbers:
+    for n in sorted(numbers):
         if ranges and n == ranges[-1][1] + 1:
             ranges[-1] = (ranges[-1][0], n)
         else:
             ranges.append((n, n))
-    return tuple(ranges)
+    return ranges
+
+
+def changed_lines(diff: str) -> dict[str, list[tuple[int, int]]]:
+    """For each file of a unified diff (a save's, any context), the new-side lines it adds or changes, as
+    inclusive ranges; a hunk that only removes lines is the line now before them (the first line when they
+    began the file): where a finding about the change belongs. A diff unidiff cannot read changes nothing."""
+    from itertools import takewhile
+
+    from unidiff.errors import UnidiffParseError
+    from unidiff.patch import PatchSet
+
+    try:
+        patch = PatchSet(diff)
+    except UnidiffParseError:
+        return {}
+    out: dict[str, list[tuple[int, int]]] = {}
+    for patched in patch:
+        numbers: set[int] = set()
+        for hunk in patched:
+            added = {line.target_line_no for line in hunk if line.is_added and line.target_line_no}
+            if added:
+                numbers |= added
+                continue
+            before = [line.target_line_no for line in takewhile(lambda line: not line.is_removed, hunk)]
+            numbers.add(next((n for n in reversed(before) if n), max(1, hunk.target_start)))
+        if numbers and not patched.is_removed_file:
+            out[patched.path] = _ranges(numbers)
+    return out
 
 
 def _content(root: Path, path: str, staged: bool) -> bytes | str:

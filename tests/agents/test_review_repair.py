@@ -304,7 +304,7 @@ async def test_a_repair_of_a_file_shown_in_part_goes_back_in_its_place(fake_llm,
 
 
 def test_a_diffs_changed_lines_are_its_added_lines_and_where_a_removal_was():
-    from daemon.agents.workbench import changed_lines
+    from daemon.review.gitdiff import changed_lines
 
     diff = ("diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,5 +1,6 @@\n a\n b\n-c\n+C\n+D\n d\n e\n"
             "@@ -10,6 +11,5 @@\n j\n k\n l\n-m\n n\n o\n"
