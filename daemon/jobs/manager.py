@@ -171,7 +171,11 @@ class JobManager:
         job = await self.require(job_id)
         if not job.state.is_terminal:
             await self._finish(job_id, job.workspace_id, "cancelled", error=self._cancel_reasons.pop(job_id, reason))
-        return await self.require(job_id)
+            return await self.require(job_id)
+        self._cancel_reasons.pop(job_id, None)
+        if job.state.value != "cancelled":  # it ended on its own while the cancel reached it
+            raise Conflict(f"job {job_id} already {job.state.value}; nothing to cancel")
+        return job
 
     async def answer(self, job_id: str, text: str, question_id: str | None) -> Job:
         job = await self.require(job_id)
@@ -339,6 +343,9 @@ class JobManager:
     async def _interrupted(self, job: Job, book: QuestionBook) -> None:
         """Cancelled by the user, or stopped by a daemon shutdown (then left to resume)."""
         if not self.stopping:
+            current = await self.store.get_job(job.id)
+            if current is not None and current.state.is_terminal:
+                return  # its own end was stored before the cancel reached it
             await self._finish(job.id, job.workspace_id, "cancelled",
                                error=self._cancel_reasons.pop(job.id, "cancelled by the user"))
             return
