@@ -25,6 +25,8 @@ class Produces(StrEnum):
                                  # docstring examples then pass (daemon.agents.repair)
     REPRODUCE = "reproduce"      # tests of the reviewer's suspicions: one that fails on the code and passes
                                  # with a finding's fix makes it "major" (daemon.agents.reproduce)
+    PATCH = "patch"              # the lines changed since the last commit, rewritten until the tests that
+                                 # broke pass again, in the job's copy (daemon.agents.patch)
 
 
 # The completion-token cap of a phase's calls when its chain file sets no ``max_tokens``: enough
@@ -38,6 +40,7 @@ DEFAULT_MAX_TOKENS: dict[Produces, int] = {
     Produces.ANSWER: 512,
     Produces.REPAIR: 600,
     Produces.REPRODUCE: 400,
+    Produces.PATCH: 200,
 }
 SIDE_MAX_TOKENS = 512  # the instructor's answers and remarks within a phase (never above the phase's cap)
 REFLECT_MAX_TOKENS = 128  # the one-line conclusion extracted from a transcript
@@ -83,6 +86,8 @@ TEMPLATE_FIELDS: dict[str, str] = {
                    "files whose functions the failing tests name, without those (empty: neither)"),
     "rewrite_reason": "what {to_rewrite} answers: the code does not do what its docstrings say, or the tests fail",
     "rewrite_goal": "what the rewritten bodies must do: what the docstrings say, or pass the tests",
+    "changed_lines": ("the definition holding the one short span changed since the last commit where failing tests "
+                      "passed, numbered, and what to send back (empty: no such span)"),
     "code_map": "the team's files with their definitions, docstrings and options (not their code)",
     "imports": "modules the code imports from outside the standard library and the project (empty: none)",
 }
@@ -97,6 +102,7 @@ EMPTY_FIELD_MEANS: dict[str, str] = {
     "failing_tests": "no related test fails (or none exists)",
     "suspects": "no suggestion with a fix to reproduce",
     "regression": "no related test fails since the save",
+    "changed_lines": "no failing test passes on the last commit with one short span changed since",
 }
 
 # Cheap signals that end a loop before its next cycle, without a model turn (``skip_cycle_when``, see

@@ -30,6 +30,7 @@ from daemon.agents.findings import (
 from daemon.agents.job import PhaseFailed
 from daemon.agents.markers import find_conclusion, prose_lines
 from daemon.agents.model import Phase, Produces
+from daemon.agents.patch import patch_lines
 from daemon.agents.repair import repair_findings
 from daemon.agents.reproduce import reproduce_findings
 from daemon.agents.shapes import (
@@ -99,6 +100,11 @@ class Producer:
             _upgraded, text = await reproduce_findings(self.bench, phase, result.last_reply, self.bench.suggestions)
             await self._say(LogData(level="info", text=f"phase {phase.name!r}: {text}"), phase.assistant)
             return Product(text)
+        if phase.produces is Produces.PATCH:  # each try run on the job's copy; kept when the tests pass
+            changed, text = await patch_lines(self.bench, phase, dialogue, result.last_reply)
+            await self.record_state(phase, dialogue.prompt, changed)
+            await self._say(LogData(level="info", text=f"phase {phase.name!r}: {text}"), phase.assistant)
+            return Product(text, changed=changed)
         return await self.conclusion(phase, dialogue, result)
 
     # -- code ---------------------------------------------------------------------------

@@ -246,6 +246,7 @@ class Workbench:
                   "unfinished": self.unfinished, "code_map": self.code_map, "imports": self.imports,
                   "examples": lambda: example_failures(self.examples),
                   "failing_tests": self.failing_tests, "suspects": self.suspects, "regression": self.regression,
+                  "changed_lines": self.changed_span,
                   "other_files": lambda: ", ".join(p for p in self.all_files() if p not in self.spec.files),
                   "to_rewrite": self.to_rewrite, "rewrite_reason": self.rewrite_reason,
                   "rewrite_goal": self.rewrite_goal}
@@ -258,6 +259,11 @@ class Workbench:
         from daemon.agents.reproduce import render_suspects  # (it imports this module)
 
         return render_suspects(self.suggestions)
+
+    def changed_span(self) -> str:
+        from daemon.agents.patch import render_changed_lines  # (it imports this module)
+
+        return render_changed_lines(self)
 
     def failing_tests(self) -> str:
         """The related tests' failures as the tester reports them ("" when they pass, did not run, or cannot

@@ -1,0 +1,188 @@
+"""A fix where the tests point: the lines changed since the last commit (``produces = "patch"``).
+
+When tests that pass on the last commit fail on the user's code (``bench.since_commit``) and the code
+changed there in one short span, one phase shows the definition holding it, numbered, and asks for
+those lines rewritten: a reply of a line or two, which a small model writes far more reliably than
+edit blocks naming a file (the 1.5B's fix phase sent such a file back unchanged, or sent blocks naming
+none: bench/RESULTS.md, Evaluation: mutants). Each reply goes into the job's copy and those tests run
+again there. One that leaves them failing is taken back, and what the tests now say goes back to the
+model as its next try (``max_retries``); the first that makes them pass is the job's change, and the
+test loop after it runs the whole suite. The old text of the lines is never shown: the tests decide,
+not a revert.
+
+    changed, what_happened = await patch_lines(bench, phase, dialogue, reply)
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from daemon.agents.dialogue import Dialogue
+from daemon.agents.model import Phase
+from daemon.agents.workbench import Workbench, numbered, spans_text
+from daemon.workspace.related import RELATED_SECONDS, run_related
+from daemon.workspace.reports import TestReport
+
+MAX_SPAN_LINES = 6  # a longer change is a rewrite: the fix phase's edits
+NEAR = 3  # spans of one file this close are one span
+CONTEXT_LINES = 12  # each side of the span, when no definition of at most MAX_WINDOW lines holds it
+MAX_WINDOW = 60
+FAILURE_CHARS = 1500  # what a try's failing tests say, sent back with the next try
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})[^\n]*\n(.*?)^\s*\1\s*$", re.DOTALL | re.MULTILINE)
+_NUMBERED = re.compile(r"^\s*\d+\| ?")
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    start: int  # the changed lines (1-based, inclusive)
+    end: int
+    first: int  # the lines shown: the definition holding them
+    last: int
+
+    @property
+    def which(self) -> str:
+        return f"line {self.start}" if self.start == self.end else f"lines {self.start}-{self.end}"
+
+
+def patch_target(bench: Workbench) -> Target | None:
+    """The one short span changed since the last commit that the failing tests point at; None when the
+    change is elsewhere too, longer, or not known."""
+    since = bench.since_commit
+    if since is None or len(since.lines) != 1:
+        return None
+    [(path, spans)] = since.lines.items()
+    start, end = spans[0]
+    for a, b in spans[1:]:
+        if a - end > NEAR:
+            return None
+        end = max(end, b)
+    text = bench.read(path)
+    if text is None or end - start + 1 > MAX_SPAN_LINES or end > len(text.splitlines()):
+        return None
+    first, last = _enclosing(text, start, end)
+    return Target(path, start, end, first, last)
+
+
+def _enclosing(text: str, start: int, end: int) -> tuple[int, int]:
+    """The lines of the innermost definition holding ``start..end`` (decorators included), or the span
+    with :data:`CONTEXT_LINES` either side when none of at most :data:`MAX_WINDOW` lines does."""
+    count = len(text.splitlines())
+    best = (max(1, start - CONTEXT_LINES), min(count, end + CONTEXT_LINES))
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return best
+    held = [(first, node.end_lineno) for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.end_lineno
+            and (first := min([node.lineno, *(d.lineno for d in node.decorator_list)])) <= start
+            and end <= node.end_lineno and node.end_lineno - first < MAX_WINDOW]
+    return min(held, key=lambda window: window[1] - window[0], default=best)
+
+
+def render_changed_lines(bench: Workbench) -> str:
+    """The ``{changed_lines}`` field: the definition holding the changed span, numbered, and what to send
+    back ("" when there is no such span)."""
+    target = patch_target(bench)
+    text = bench.read(target.path) if target else None
+    if target is None or text is None:
+        return ""
+    which = target.which
+    return (f"{target.path}, lines {target.first}-{target.last}:\n```\n"
+            f"{numbered(text.splitlines(), target.first, target.last)}\n```\n"
+            f"The code changed at {which} since the last commit, where these tests passed: the bug is in {which}.\n\n"
+            f"Rewrite {which} so that the tests pass. Reply with one ```python block holding only the new {which}, "
+            "indented as in the file, without line numbers.")
+
+
+def candidate(target: Target, original: str, reply: str) -> tuple[str | None, str]:
+    """The file with the reply in place of the target's lines, or None and what to tell the model."""
+    which = target.which
+    if getattr(reply, "cut_at_cap", False):
+        return None, f"Your reply stopped at its length cap. Send only the new {which} in one ```python block."
+    block = _FENCE.search(reply)
+    new = [_NUMBERED.sub("", line).rstrip() for line in (block.group(2) if block else reply).splitlines()]
+    while new and not new[0].strip():
+        new.pop(0)
+    while new and not new[-1].strip():
+        new.pop()
+    if not new:
+        return None, f"Your reply holds no code. Send the new {which} in one ```python block."
+    lines = original.splitlines()
+    first, last = _replaced(target, lines, new)
+    new = _indented(new, _indent(lines[first - 1]))
+    text = "\n".join([*lines[:first - 1], *new, *lines[last:]]) + ("\n" if original.endswith("\n") else "")
+    if text == original:
+        return None, f"That is {which} as it is now, and with it these tests fail. Change {which}."
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return None, f"With that, {target.path} does not parse: {exc.msg} (line {exc.lineno}). Send {which} again."
+    return text, ""
+
+
+def _replaced(target: Target, lines: list[str], new: list[str]) -> tuple[int, int]:
+    """The lines a reply replaces: the target's, or more of the shown ones when the reply starts as one
+    of them and ends as a later one, or runs as many lines (the definition sent back, changed)."""
+    if len(new) > target.end - target.start + 1:
+        head, tail = new[0].strip(), new[-1].strip()
+        starts = [n for n in range(target.first, target.start + 1) if lines[n - 1].strip() == head]
+        ends = [n for n in range(target.end, target.last + 1) if lines[n - 1].strip() == tail]
+        if starts and ends:
+            return starts[-1], ends[0]
+        if starts and target.end <= starts[-1] + len(new) - 1 <= target.last:
+            return starts[-1], starts[-1] + len(new) - 1
+    return target.start, target.end
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _indented(new: list[str], indent: int) -> list[str]:
+    """``new`` moved so that its first line starts at ``indent`` (a reply often drops the indentation)."""
+    shift = indent - _indent(new[0])
+    if shift > 0:
+        return [" " * shift + line if line.strip() else line for line in new]
+    if shift < 0 and all(not line.strip() or _indent(line) >= -shift for line in new):
+        return [line[-shift:] for line in new]
+    return new
+
+
+def _failures(report: TestReport | None) -> str:
+    if report is None:
+        return "(no test ran)"
+    text = str(report.summary())
+    return text if len(text) <= FAILURE_CHARS else text[:FAILURE_CHARS] + "\n(... output cut)"
+
+
+async def patch_lines(bench: Workbench, phase: Phase, dialogue: Dialogue, reply: str) -> tuple[list[str], str]:
+    """The files the kept rewrite changed ([] when none was kept) and what became of the tries, in words."""
+    target, scratch, since = patch_target(bench), bench.scratch, bench.since_commit
+    if target is None or scratch is None or since is None:
+        return [], "no short change since the last commit to rewrite"
+    original = scratch.read(target.path)
+    tries, problem = phase.max_retries + 1, ""
+    for attempt in range(tries):
+        if attempt:
+            reply = await dialogue.correct(problem)
+        text, problem = candidate(target, original, reply)
+        if text is None:
+            continue
+        scratch.write(target.path, text)
+        report, kept = None, False
+        try:
+            report = await run_related(scratch.root, since.tests, timeout=bench.seconds_left(RELATED_SECONDS * 3))
+            kept = report is not None and report.ok and not report.timed_out and report.passed >= len(since.tests)
+        finally:
+            if not kept:
+                scratch.write(target.path, original)
+        if kept:
+            return [target.path], (f"{target.path} {target.which} rewritten: the {len(since.tests)} failing test(s) "
+                                   f"pass with it (try {attempt + 1} of {tries})")
+        problem = (f"With that, the tests still fail:\n{_failures(report)}\n\n"
+                   f"Write {target.which} differently. Reply with only the new {target.which} in one ```python block.")
+    lines = spans_text([(target.start, target.end)])
+    return [], f"no rewrite of {target.path} line(s) {lines} made the failing tests pass in {tries} tries"
