@@ -21,10 +21,11 @@ from dataclasses import dataclass
 
 from daemon.agents.dialogue import Dialogue
 from daemon.agents.model import Phase
-from daemon.agents.workbench import Workbench, numbered, spans_text
+from daemon.agents.workbench import Workbench, numbered
 from daemon.workspace.related import RELATED_SECONDS, run_related
 from daemon.workspace.reports import TestReport
 
+VERSIONS = 3  # asked of each reply: a small model's second guess is often the right one
 MAX_SPAN_LINES = 6  # a longer change is a rewrite: the fix phase's edits
 NEAR = 3  # spans of one file this close are one span
 CONTEXT_LINES = 12  # each side of the span, when no definition of at most MAX_WINDOW lines holds it
@@ -93,33 +94,52 @@ def render_changed_lines(bench: Workbench) -> str:
     return (f"{target.path}, lines {target.first}-{target.last}:\n```\n"
             f"{numbered(text.splitlines(), target.first, target.last)}\n```\n"
             f"The code changed at {which} since the last commit, where these tests passed: the bug is in {which}.\n\n"
-            f"Rewrite {which} so that the tests pass. Reply with one ```python block holding only the new {which}, "
-            "indented as in the file, without line numbers.")
+            f"Rewrite {which} so that the tests pass. {_ask(which, 'different')}")
 
 
-def candidate(target: Target, original: str, reply: str) -> tuple[str | None, str]:
-    """The file with the reply in place of the target's lines, or None and what to tell the model."""
-    which = target.which
+def _ask(which: str, kind: str) -> str:
+    return (f"Reply with up to {VERSIONS} {kind} versions of the new {which}, the likeliest first, each in its own "
+            "```python block, indented as in the file, without line numbers.")
+
+
+def candidates(target: Target, original: str, reply: str) -> tuple[list[str], str]:
+    """The file with each version the reply holds (its fenced blocks, or the reply itself) in place of the
+    target's lines, in the reply's order, and what to tell the model of those that cannot be tried."""
     if getattr(reply, "cut_at_cap", False):
-        return None, f"Your reply stopped at its length cap. Send only the new {which} in one ```python block."
-    block = _FENCE.search(reply)
-    new = [_NUMBERED.sub("", line).rstrip() for line in (block.group(2) if block else reply).splitlines()]
+        reply = reply[:reply.rfind("```")]  # its last block may be cut: the whole ones before it are kept
+    blocks = [m.group(2) for m in _FENCE.finditer(reply)] or ([reply] if "```" not in reply else [])
+    texts: list[str] = []
+    problems: list[str] = []
+    for block in blocks[:VERSIONS]:
+        text, problem = _version(target, original, block)
+        if text is None:
+            problems.append(problem)
+        elif text not in texts:
+            texts.append(text)
+    if not blocks:
+        problems.append("Your reply holds no ```python block.")
+    return texts, " ".join(dict.fromkeys(problems))
+
+
+def _version(target: Target, original: str, block: str) -> tuple[str | None, str]:
+    which = target.which
+    new = [_NUMBERED.sub("", line).rstrip() for line in block.splitlines()]
     while new and not new[0].strip():
         new.pop(0)
     while new and not new[-1].strip():
         new.pop()
     if not new:
-        return None, f"Your reply holds no code. Send the new {which} in one ```python block."
+        return None, "A block of your reply holds no code."
     lines = original.splitlines()
     first, last = _replaced(target, lines, new)
     new = _indented(new, _indent(lines[first - 1]))
     text = "\n".join([*lines[:first - 1], *new, *lines[last:]]) + ("\n" if original.endswith("\n") else "")
     if text == original:
-        return None, f"That is {which} as it is now, and with it these tests fail. Change {which}."
+        return None, f"One version is {which} as it is now, and with it these tests fail."
     try:
         ast.parse(text)
     except SyntaxError as exc:
-        return None, f"With that, {target.path} does not parse: {exc.msg} (line {exc.lineno}). Send {which} again."
+        return None, f"With one version, {target.path} does not parse: {exc.msg} (line {exc.lineno})."
     return text, ""
 
 
@@ -164,25 +184,41 @@ async def patch_lines(bench: Workbench, phase: Phase, dialogue: Dialogue, reply:
     if target is None or scratch is None or since is None:
         return [], "no short change since the last commit to rewrite"
     original = scratch.read(target.path)
-    tries, problem = phase.max_retries + 1, ""
-    for attempt in range(tries):
+    which, rounds, tried, problem = target.which, phase.max_retries + 1, [], ""
+    for attempt in range(rounds):
         if attempt:
             reply = await dialogue.correct(problem)
-        text, problem = candidate(target, original, reply)
-        if text is None:
-            continue
-        scratch.write(target.path, text)
-        report, kept = None, False
-        try:
-            report = await run_related(scratch.root, since.tests, timeout=bench.seconds_left(RELATED_SECONDS * 3))
-            kept = report is not None and report.ok and not report.timed_out and report.passed >= len(since.tests)
-        finally:
-            if not kept:
-                scratch.write(target.path, original)
-        if kept:
-            return [target.path], (f"{target.path} {target.which} rewritten: the {len(since.tests)} failing test(s) "
-                                   f"pass with it (try {attempt + 1} of {tries})")
-        problem = (f"With that, the tests still fail:\n{_failures(report)}\n\n"
-                   f"Write {target.which} differently. Reply with only the new {target.which} in one ```python block.")
-    lines = spans_text([(target.start, target.end)])
-    return [], f"no rewrite of {target.path} line(s) {lines} made the failing tests pass in {tries} tries"
+        texts, problem = candidates(target, original, reply)
+        first_failure = ""
+        for text in texts:
+            if text in tried:
+                continue
+            tried.append(text)
+            passed, report = await _tried(bench, target.path, text, original, since.tests)
+            if passed:
+                return [target.path], (f"{target.path} {which} rewritten: the {len(since.tests)} failing test(s) "
+                                       f"pass with version {len(tried)} (reply {attempt + 1} of {rounds})")
+            first_failure = first_failure or _failures(report)
+        if first_failure:
+            problem = f"None of those makes the tests pass. With the first, they say:\n{first_failure}\n\n{problem}"
+        elif texts:
+            problem = f"You sent those already, and the tests fail with them. {problem}"
+        problem = f"{problem.strip()} {_ask(which, 'other')}"
+    return [], f"none of {len(tried)} version(s) of {target.path} {which} made the failing tests pass"
+
+
+async def _tried(bench: Workbench, path: str, text: str, original: str,
+                 tests: list[str]) -> tuple[bool, TestReport | None]:
+    """Whether ``tests`` pass with ``text`` in ``path`` of the job's copy (where it then stays; else the file is put
+    back as it was), and their report."""
+    scratch = bench.scratch
+    assert scratch is not None
+    scratch.write(path, text)
+    passed = False
+    try:
+        report = await run_related(scratch.root, tests, timeout=bench.seconds_left(RELATED_SECONDS * 3))
+        passed = report is not None and report.ok and not report.timed_out and report.passed >= len(tests)
+    finally:
+        if not passed:
+            scratch.write(path, original)
+    return passed, report

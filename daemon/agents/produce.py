@@ -97,9 +97,9 @@ class Producer:
             await self._say(LogData(level="info", text=f"phase {phase.name!r}: {text}"), phase.assistant)
             return Product(text, findings=found)
         if phase.produces is Produces.REPRODUCE:  # run on copies; upgrades the job's own findings in place
-            _upgraded, text = await reproduce_findings(self.bench, phase, result.last_reply, self.bench.suggestions)
+            upgraded, text = await reproduce_findings(self.bench, phase, result.last_reply, self.bench.suggestions)
             await self._say(LogData(level="info", text=f"phase {phase.name!r}: {text}"), phase.assistant)
-            return Product(text)
+            return Product(text, findings=[f for f in upgraded if f in self.bench.withheld])  # the others are shown
         if phase.produces is Produces.PATCH:  # each try run on the job's copy; kept when the tests pass
             changed, text = await patch_lines(self.bench, phase, dialogue, result.last_reply)
             await self.record_state(phase, dialogue.prompt, changed)
@@ -277,6 +277,12 @@ class Producer:
             repeats += unheard
         rejected += repeats
         self.bench.suggestions = [*self.bench.suggestions, *kept]
+        if phase.severities == "evidence" and (why := self.bench.tests_vouch()):
+            self.bench.withheld += kept  # shown only if a reproducing test backs one (daemon.agents.reproduce)
+            for finding in kept:
+                await self._say(LogData(level="info", text=f"suggestion withheld: {why}", finding=finding.to_dict()),
+                                phase.assistant)
+            kept = []
         for item in rejected:
             await self._say(LogData(level="warning", text=f"finding dropped: {item.reason}", finding=item.raw),
                             phase.assistant)

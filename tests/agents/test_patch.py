@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from daemon.agents.job import JobSpec
-from daemon.agents.patch import Target, candidate
+from daemon.agents.patch import Target, candidates
 from daemon.events import EventKind
 from tests.agents.test_test_chain import GOOD_CART, REPO, committed
 
@@ -18,8 +18,11 @@ async def test_the_changed_line_rewritten_until_the_broken_test_passes_is_the_ch
         fake_llm, make_runner, recorder, tmp_path):
     repo = cart_repo(tmp_path)
     before = (repo / "shop/cart.py").read_text()
-    fake_llm.add_rule("```python\n    return sum(prices) * discount * 2\n```", user="Rewrite line 2 so", times=1)
-    fake_llm.add_rule("```python\nreturn sum(prices) * (1 - discount)\n```", user="With that, the tests still fail")
+    fake_llm.add_rule("```python\n    return sum(prices) * discount * 2\n```\n"
+                      "```python\n    return sum(prices) * discount\n```", user="Rewrite line 2 so",
+                      times=1)  # one wrong, one as it is
+    fake_llm.add_rule("```python\n    return sum(prices) * discount * 2\n```\nor\n```python\n"
+                      "return sum(prices) * (1 - discount)\n```", user="None of those makes the tests pass.")
 
     outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
 
@@ -29,29 +32,31 @@ async def test_the_changed_line_rewritten_until_the_broken_test_passes_is_the_ch
     first = fake_llm.prompts_containing("Rewrite line 2 so")[0].last_user
     assert "   1| def total(prices, discount=0.0):\n   2|     return sum(prices) * discount" in first
     assert "(1 - discount)" not in first  # where it changed, never what it was
-    second = fake_llm.prompts_containing("With that, the tests still fail")[0].last_user
-    assert "test_total_without_discount" in second and "assert 0.0 == 5" in second  # what the first try did
+    second = fake_llm.prompts_containing("None of those makes the tests pass.")[0].last_user
+    assert "test_total_without_discount" in second and "assert 0.0 == 5" in second  # what the first version did
+    assert "One version is line 2 as it is now, and with it these tests fail." in second
     assert not fake_llm.prompts_containing("For each failure, say")  # the tests pass: nothing left to explain
     logs = [e.data.text for e in recorder.of(EventKind.LOG)]
-    assert "phase 'patch': shop/cart.py line 2 rewritten: the 1 failing test(s) pass with it (try 2 of 4)" in logs
+    assert "phase 'patch': shop/cart.py line 2 rewritten: the 1 failing test(s) pass with version 2 (reply 2 of 3)" \
+        in logs  # the repeated wrong version was not run again
     assert (repo / "shop/cart.py").read_text() == before  # a proposal; the user's tree is untouched
 
 
-async def test_rewrites_that_never_pass_are_taken_back_and_the_fix_phase_goes_on(fake_llm, make_runner, recorder,
+async def test_versions_that_never_pass_are_taken_back_and_the_fix_phase_goes_on(fake_llm, make_runner, recorder,
                                                                                  tmp_path):
     repo = cart_repo(tmp_path)
-    fake_llm.add_rule("```python\n    return sum(prices) * discount\n```", user="Rewrite line 2 so")  # as it is
-    fake_llm.add_rule("```python\n    return sum(prices) * discount +\n```", user="That is line 2 as it is now")
-    fake_llm.add_rule("```python\n    return 0\n```", user="does not parse")
-    fake_llm.add_rule("```python\n    return 1\n```", user="With that, the tests still fail")
+    fake_llm.add_rule("```python\n    return 0\n```", user="Rewrite line 2 so")
+    fake_llm.add_rule("```python\n    return 0\n```", user="None of those makes the tests pass.")
+    fake_llm.add_rule("```python\n    return sum(prices) * discount +\n```", user="You sent those already")
     fake_llm.add_rule("It multiplies by the discount.", user="For each failure, say")
     fake_llm.add_rule("I cannot see what to change.", user="Fix the code so the tests pass.")
 
     outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
 
     assert outcome.status == "failed" and outcome.change is None
+    assert fake_llm.prompts_containing("You sent those already, and the tests fail with them.")
     logs = [e.data.text for e in recorder.of(EventKind.LOG)]
-    assert "phase 'patch': no rewrite of shop/cart.py line(s) 2 made the failing tests pass in 4 tries" in logs
+    assert "phase 'patch': none of 1 version(s) of shop/cart.py line 2 made the failing tests pass" in logs
     assert fake_llm.prompts_containing("For each failure, say")  # the explain and fix phases still had their turn
     assert "return sum(prices) * discount\n" in fake_llm.prompts_containing("For each failure, say")[0].last_user
 
@@ -70,21 +75,22 @@ SOURCE = ("import math\n\n\n@cached\ndef area(r):\n    if r < 0:\n        raise 
 TARGET = Target("geo.py", 8, 8, 4, 8)
 
 
-def test_a_reply_is_put_in_place_of_the_changed_lines_or_of_the_shown_ones_it_starts_and_ends_with():
-    one, why = candidate(TARGET, SOURCE, "```python\n 8|     return math.pi * r ** 2\n```")
-    assert why == "" and one == SOURCE.replace("r * r", "r ** 2")  # its line number dropped
-    whole, _ = candidate(TARGET, SOURCE, "```python\ndef area(r):\n    if r < 0:\n        raise ValueError(r)\n"
-                                         "    return math.pi * r ** 2\n```")
-    assert whole == one  # the definition sent back changed: it replaces lines 5-8, indented as they are
+def test_each_version_is_put_in_place_of_the_changed_lines_or_of_the_shown_ones_it_starts_and_ends_with():
+    texts, why = candidates(TARGET, SOURCE, "```python\n 8|     return math.pi * r ** 2\n```\n```python\n"
+                                            "def area(r):\n    if r < 0:\n        raise ValueError(r)\n"
+                                            "    return math.pi * r ** 2\n```")
+    one = SOURCE.replace("r * r", "r ** 2")
+    assert (texts, why) == ([one], "")  # its line number dropped; the definition sent back changed is the same version
     nested = Target("geo.py", 7, 7, 4, 8)
-    deeper, _ = candidate(nested, SOURCE, "raise TypeError(r)")  # no fence, no indentation
-    assert deeper == SOURCE.replace("        raise ValueError(r)", "        raise TypeError(r)")
+    assert candidates(nested, SOURCE, "raise TypeError(r)") == (  # no fence, no indentation
+        [SOURCE.replace("        raise ValueError(r)", "        raise TypeError(r)")], "")
 
 
-def test_a_reply_that_cannot_be_tried_says_why():
-    assert candidate(TARGET, SOURCE, "```python\n    return math.pi * r * r\n```") == (
-        None, "That is line 8 as it is now, and with it these tests fail. Change line 8.")
-    text, why = candidate(TARGET, SOURCE, "```python\n    return math.pi * (r\n```")
-    assert text is None and why.startswith("With that, geo.py does not parse: ")
-    assert candidate(TARGET, SOURCE, "```python\n```")[1] == (
-        "Your reply holds no code. Send the new line 8 in one ```python block.")
+def test_versions_that_cannot_be_tried_say_why_and_the_others_are_kept():
+    texts, why = candidates(TARGET, SOURCE, "```python\n    return math.pi * r * r\n```\n"
+                                            "```python\n    return (r\n```\n```python\n    return r\n```")
+    assert texts == [SOURCE.replace("math.pi * r * r", "r")]
+    assert why.startswith("One version is line 8 as it is now, and with it these tests fail. With one version, geo.py "
+                          "does not parse: ")
+    assert candidates(TARGET, SOURCE, "I am not sure what ```this``` is.") == (
+        [], "Your reply holds no ```python block.")

@@ -354,16 +354,37 @@ async def test_a_save_that_breaks_a_related_test_is_a_finding_when_the_reviewer_
     assert "tests/test_calc.py::test_add" in found.message and "pass(es) on the last commit" in found.message
 
 
-async def test_a_save_whose_tests_pass_gets_suggestions_only_on_the_lines_it_changed(fake_llm, make_runner, tmp_path):
+async def test_a_save_whose_related_tests_pass_shows_no_suggestion_that_no_test_reproduces(
+        fake_llm, make_runner, recorder, tmp_path):
     spec = saved(tmp_path / "repo", {"calc.py": ADD, "tests/test_calc.py": ADD_TESTS},
                  {"calc.py": ADD.replace("a * 2", "a + a")})
     fake_llm.add_rule("LINE: 2\nBUG: a and b could be strings\nFIX:     return int(a) + int(b)\n\n"
                       "LINE: 6\nBUG: overflows for large a\nFIX:     return a * 2\n", user=REVIEW)
+    fake_llm.add_rule("```python\nfrom calc import double\n\n\ndef test_big():\n"
+                      "    assert double(10**20) == 2 * 10**20\n```", user=SUSPECTS)
     outcome = await make_runner().run(spec)
     assert outcome.status == "succeeded", outcome.error
     prompt = fake_llm.prompts_containing(REVIEW)[0].last_user
     assert BROKEN_SINCE not in prompt and "If there is no bug, write only NONE." in prompt
-    assert [(f.start_line, f.severity) for f in outcome.findings] == [(6, "info")]
+    assert fake_llm.prompts_containing(SUSPECTS)  # the suggestion on the changed line was still put to a test
+    assert outcome.findings == []  # the related test passes, and the reviewer's own test passes on the code
+    withheld = [e.data for e in recorder.of(EventKind.LOG) if e.data.text.startswith("suggestion withheld")]
+    assert [w.finding["start_line"] for w in withheld] == [6]  # line 2 was not changed: dropped, not withheld
+    assert withheld[0].text == ("suggestion withheld: the 1 related test(s) pass with this change and no test Troupe "
+                                "wrote reproduces it (in the job's transcript only)")
+
+
+async def test_a_withheld_suggestion_that_a_reproducing_test_backs_is_shown_major(fake_llm, make_runner, tmp_path):
+    spec = saved(tmp_path / "repo", {"calc.py": ADD, "tests/test_calc.py": ADD_TESTS},
+                 {"calc.py": ADD.replace("a * 2", "a * 3")})  # no related test calls double
+    fake_llm.add_rule("LINE: 6\nBUG: triples instead of doubling\nFIX:     return a * 2\n", user=REVIEW)
+    fake_llm.add_rule("```python\nfrom calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n```",
+                      user=SUSPECTS)
+    outcome = await make_runner().run(spec)
+    assert outcome.status == "succeeded", outcome.error
+    [found] = outcome.findings
+    assert (found.start_line, found.severity, found.source) == (6, "major", "reproduced")
+    assert "test_double fails on this code and passes with the fix" in found.message
 
 
 async def test_a_finding_on_a_line_the_save_broke_stands_there_whatever_its_words_name(fake_llm, make_runner, tmp_path):
