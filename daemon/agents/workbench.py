@@ -21,7 +21,7 @@ from daemon.agents.loader import placeholders
 from daemon.agents.model import Chain
 from daemon.agents.placeholders import find_unfinished
 from daemon.agents.scope import View, code_map, diff_since, third_party_imports
-from daemon.review.gitdiff import changed_lines
+from daemon.review.gitdiff import changed_lines, diff_ranges
 from daemon.workspace.doctests import example_failures, without_bodies
 from daemon.workspace.edits import EDIT_FORMAT_HELP, NEW_PROGRAM_FORMAT, EditParseError, ParsedEdit
 from daemon.workspace.excerpts import merge_excerpt
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 
 _LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust",
               ".md": "markdown", ".toml": "toml", ".json": "json", ".sh": "bash", ".txt": "text"}
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
-_DIFF_FILE = re.compile(r"^\+\+\+ (.+)$", re.MULTILINE)
 _TRACEBACK_LINE = re.compile(r'(?:File "|^)([\w./-]+\.py)(?:", line |:)(\d+)', re.MULTILINE)
 HUNK_CONTEXT = 3
 MAX_CHANGED_SPANS = 8  # a save's changed places named under its listing
@@ -58,30 +56,6 @@ def fence(path: str, text: str) -> str:
 def numbered(lines: list[str], start: int, end: int) -> str:
     """Lines ``start..end`` (1-based, inclusive) with their real line numbers."""
     return "\n".join(f"{n:>4}| {lines[n - 1]}" for n in range(max(1, start), min(end, len(lines)) + 1))
-
-
-def diff_ranges(diff: str) -> dict[str, list[tuple[int, int]]]:
-    """For each file of a unified diff, the new-side line ranges of its hunks."""
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    for block in re.split(r"^(?=diff --git |--- )", diff, flags=re.MULTILINE):
-        match = _DIFF_FILE.search(block)
-        path = _diff_path(match.group(1)) if match else "/dev/null"
-        if path == "/dev/null":
-            continue
-        spans = ranges.setdefault(path, [])
-        for hunk in _HUNK.finditer(block):
-            start, length = int(hunk.group(1)), int(hunk.group(2) or 1)
-            spans.append((start, start + max(length, 1) - 1))
-    return ranges
-
-
-def _diff_path(raw: str) -> str:
-    """The path of a ``+++`` line: ``b/my file.py``, ``"b/caf\\303\\251.py"`` (git quotes unusual
-    names, UTF-8 bytes as octal), ``file.py`` then a tab and the time (``diff -u``)."""
-    raw = raw.split("\t", 1)[0].rstrip("\r")
-    if len(raw) > 1 and raw[0] == raw[-1] == '"' and raw.isascii():
-        raw = raw[1:-1].encode("ascii").decode("unicode_escape").encode("latin-1").decode("utf-8", "replace")
-    return raw if raw == "/dev/null" else raw.removeprefix("b/")
 
 
 def spans_text(spans: list[tuple[int, int]]) -> str:
@@ -275,10 +249,8 @@ class Workbench:
         return str(report.summary())
 
     def tests_vouch(self) -> str:
-        """Why a change's unbacked suggestions are not shown: its related tests ran and pass with it (and no
-        docstring example fails), so an opinion no test of ours reproduces is more likely noise than a bug
-        (on correct saves of more-itertools and Troupe's storage/, 0.73 and 0.83 such suggestions each,
-        bench/RESULTS.md, Evaluation: mutants); "" when they do not (not a change, no related test, or one fails)."""
+        """Why a change's unbacked suggestions are not shown: its related tests ran and pass with it, and no example
+        fails (bench/RESULTS.md, Evaluation: mutants); "" when not (not a change, no related test, or one fails)."""
         related, examples = self.related, self.examples
         if not self.saved_lines() or related is None or not related.ran or not related.ok or related.timed_out:
             return ""

@@ -75,7 +75,8 @@ def bare_save_review_prompt(file: str, text: str, diff: str) -> str:
     """The bare review of a save: the diff, and the definitions holding its hunks with line numbers
     (the whole file numbered when it is short), with the team reviewer's findings format."""
     from daemon.agents.findings import FINDINGS_FORMAT
-    from daemon.agents.workbench import diff_ranges, numbered
+    from daemon.agents.workbench import numbered
+    from daemon.review.gitdiff import diff_ranges
     from daemon.workspace.repomap import estimate_tokens, excerpt
 
     lines = text.splitlines()

@@ -159,7 +159,7 @@ class EngineExecutor:
     async def _keep_unreviewed(self, job: RunningJob, diff: str, findings: dict[str, list[Draft]]) -> None:
         """A hunk review only judged the changed lines: the model's older findings elsewhere in the
         file stay open (lint findings are not kept: the static check re-read the whole file)."""
-        from daemon.agents.workbench import diff_ranges
+        from daemon.review.gitdiff import diff_ranges
 
         if self.store is None or job.workspace_id is None:
             return

@@ -10,6 +10,7 @@ is kept as a :class:`SkippedFile` with the reason, never silently dropped.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from unidiff.patch import PatchedFile  # unidiff's __init__ re-exports it without saying so
 
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+_DIFF_FILE = re.compile(r"^\+\+\+ (.+)$", re.MULTILINE)
 MAX_FILE_BYTES = 1_000_000  # what the static lane's LintRequest accepts
 GIT_TIMEOUT_S = 60
 
@@ -224,3 +227,27 @@ def diff_scope(start: Path, base: str | None = None, *, staged: bool = False,
         unstaged = tuple(sorted(n.decode("utf-8", "surrogateescape") for n in names.split(b"\0") if n))
     return DiffScope(root=root, base="the index" if staged else str(base), base_commit=commit, files=tuple(files),
                      skipped=tuple(skipped), diff="".join(hunks), unstaged=unstaged)
+
+
+def diff_ranges(diff: str) -> dict[str, list[tuple[int, int]]]:
+    """For each file of a unified diff, the new-side line ranges of its hunks."""
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for block in re.split(r"^(?=diff --git |--- )", diff, flags=re.MULTILINE):
+        match = _DIFF_FILE.search(block)
+        path = _diff_path(match.group(1)) if match else "/dev/null"
+        if path == "/dev/null":
+            continue
+        spans = ranges.setdefault(path, [])
+        for hunk in _HUNK.finditer(block):
+            start, length = int(hunk.group(1)), int(hunk.group(2) or 1)
+            spans.append((start, start + max(length, 1) - 1))
+    return ranges
+
+
+def _diff_path(raw: str) -> str:
+    """The path of a ``+++`` line: ``b/my file.py``, ``"b/caf\\303\\251.py"`` (git quotes unusual
+    names, UTF-8 bytes as octal), ``file.py`` then a tab and the time (``diff -u``)."""
+    raw = raw.split("\t", 1)[0].rstrip("\r")
+    if len(raw) > 1 and raw[0] == raw[-1] == '"' and raw.isascii():
+        raw = raw[1:-1].encode("ascii").decode("unicode_escape").encode("latin-1").decode("utf-8", "replace")
+    return raw if raw == "/dev/null" else raw.removeprefix("b/")

@@ -89,7 +89,7 @@ async def test_reviewing_a_diff_shows_only_the_changed_hunks(fake_llm, make_runn
 def test_the_changed_hunks_are_found_for_file_names_git_writes_with_spaces_or_quotes(tmp_path):
     import subprocess
 
-    from daemon.agents.workbench import diff_ranges
+    from daemon.review.gitdiff import diff_ranges
 
     names = ["my module.py", "café.py", "plain.py"]
     repo = write_tree(tmp_path / "repo", {name: "a = 1\nb = 2\nc = 3\n" for name in names})
