@@ -141,7 +141,7 @@ class Meter:
         started = time.monotonic()
         completion = await self.gateway.complete(messages, role=role.name, model=role.model, job_id=self.job_id,
                                                  budget=self.budget, max_tokens=max_tokens, stream=True,
-                                                 deadline=self.deadline)
+                                                 deadline=self.deadline, temperature=role.temperature)
         seconds = time.monotonic() - started
         self.job.add(completion, seconds)
         if self.phase is not None:

@@ -102,7 +102,8 @@ ROLES_FILE = "roles.toml"
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PHASE_KEYS = {"phase", "instructor", "assistant", "template", "produces", "max_turns", "marker", "reflect",
                "max_questions", "ask_human", "file", "max_retries", "max_tokens", "new_files",
-               "resend_unchanged", "skip_if_empty", "skip_if_findings", "skip_if_excerpted", "severities", "continues"}
+               "resend_unchanged", "skip_if_empty", "skip_if_findings", "skip_if_excerpted", "severities", "continues",
+               "temperature"}
 _LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases", "without_tests", "skip_cycle_when"}
 _TOOL_KEYS = {"tool", "window_share", "whole"}
 _ROLE_KEYS = {"prompt", "model", "tools"}
@@ -179,6 +180,13 @@ def _positive(f: _File, table: JsonObject, key: str, where: list[str | int], def
     return value
 
 
+def _temperature(f: _File, table: JsonObject, where: list[str | int]) -> float | None:
+    value = f.expect(table, "temperature", (int, float), where, None)
+    if value is not None and not 0 <= value <= 2:
+        raise f.error([*where, "temperature"], f"temperature must be between 0 and 2, got {value}")
+    return None if value is None else float(value)
+
+
 def _time_limit(f: _File, data: JsonObject) -> float | None:
     value = f.expect(data, "time_limit", (int, float), [], None)
     if value is not None and value < 1:
@@ -247,6 +255,7 @@ def _phase(f: _File, body: JsonObject, where: list[str | int], *, review_fix: bo
         skip_if_excerpted=f.expect(body, "skip_if_excerpted", bool, where, False),
         severities=f.expect(body, "severities", str, where, "evidence", allowed={"evidence", "as_given"}),
         continues=f.expect(body, "continues", str, where, None),
+        temperature=_temperature(f, body, where),
     )
     if not phase.template.strip():
         raise f.error([*where, "template"], f"phase {name!r} has an empty template")

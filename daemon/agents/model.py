@@ -120,6 +120,7 @@ class Role:
     prompt: str
     model: str | None = None  # a litellm model string; None: the configured model for this role
     tools: tuple[str, ...] = ()
+    temperature: float | None = None  # None: the configured one (a phase's ``temperature`` sets its assistant's)
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,7 @@ class Phase:
     # and replies come first, unchanged, so a prompt cache serves them again (llama.cpp's, a provider's) and
     # only this template's text is new; when that phase did not talk (skipped), this one is skipped too
     continues: str | None = None
+    temperature: float | None = None  # its assistant's sampling temperature; None: the configured one
 
     @property
     def kind(self) -> str:

@@ -124,9 +124,9 @@ def candidates(target: Target, original: str, reply: str) -> tuple[list[str], st
 def _version(target: Target, original: str, block: str) -> tuple[str | None, str]:
     which = target.which
     new = [_NUMBERED.sub("", line).rstrip() for line in block.splitlines()]
-    while new and not new[0].strip():
+    while new and (not new[0].strip() or new[0].lstrip().startswith("#")):  # "# Version 2: ..." is no code
         new.pop(0)
-    while new and not new[-1].strip():
+    while new and (not new[-1].strip() or new[-1].lstrip().startswith("#")):
         new.pop()
     if not new:
         return None, "A block of your reply holds no code."

@@ -385,7 +385,10 @@ class _Run:
             await self.say(LogData(level="warning", text=(
                 f"the prompt of phase {phase.name!r} is about {len(prompt) // 4} tokens, near or over the model's "
                 f"context window ({self.runner.settings.model.context_window}); set [model] context_window")))
-        dialogue = Dialogue(phase, self.chain.roles[phase.instructor], self.chain.roles[phase.assistant], prompt,
+        assistant = self.chain.roles[phase.assistant]
+        if phase.temperature is not None:
+            assistant = replace(assistant, temperature=phase.temperature)
+        dialogue = Dialogue(phase, self.chain.roles[phase.instructor], assistant, prompt,
                             speak=self.meter.speak, say=self.say, ask_human=self.runner.ask_human,
                             job_id=self.spec.job_id, history=history)
         try:

@@ -176,6 +176,14 @@ def test_a_bad_repo_chain_is_reported_not_ignored(tmp_path):
         load_chains(tmp_path)
 
 
+def test_a_phase_may_set_its_assistants_temperature_within_0_and_2(tmp_path):
+    assert [p.temperature for p in load_chains().get("test").phases()] == [0.7, None, None]  # the patch is sampled
+    warm = load_chain_file(_write(tmp_path / "chain.toml", GOOD_STEP + "temperature = 1\n"))
+    assert warm.phases()[0].temperature == 1
+    with pytest.raises(ChainError, match=r"chain.toml:8: temperature must be between 0 and 2, got 2.5"):
+        load_chain_file(_write(tmp_path / "chain.toml", GOOD_STEP + "temperature = 2.5\n"))
+
+
 def test_every_phase_has_a_token_cap_by_what_it_produces_unless_the_file_sets_one(tmp_path):
     chains = load_chains()
     caps = {p.name: p.max_tokens for p in chains.get("change").phases()}

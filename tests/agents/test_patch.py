@@ -29,7 +29,9 @@ async def test_the_changed_line_rewritten_until_the_broken_test_passes_is_the_ch
     assert outcome.status == "succeeded", outcome.error
     assert outcome.change is not None and outcome.change.files == ["shop/cart.py"]
     assert "+    return sum(prices) * (1 - discount)" in outcome.change.diff  # put back at the line's indentation
-    first = fake_llm.prompts_containing("Rewrite line 2 so")[0].last_user
+    asked = fake_llm.prompts_containing("Rewrite line 2 so")[0]
+    assert asked.body["temperature"] == 0.7  # sampled: the phase's own temperature reaches the model server
+    first = asked.last_user
     assert "   1| def total(prices, discount=0.0):\n   2|     return sum(prices) * discount" in first
     assert "(1 - discount)" not in first  # where it changed, never what it was
     second = fake_llm.prompts_containing("None of those makes the tests pass.")[0].last_user
@@ -76,11 +78,11 @@ TARGET = Target("geo.py", 8, 8, 4, 8)
 
 
 def test_each_version_is_put_in_place_of_the_changed_lines_or_of_the_shown_ones_it_starts_and_ends_with():
-    texts, why = candidates(TARGET, SOURCE, "```python\n 8|     return math.pi * r ** 2\n```\n```python\n"
-                                            "def area(r):\n    if r < 0:\n        raise ValueError(r)\n"
+    texts, why = candidates(TARGET, SOURCE, "```python\n# Version 1: squared\n 8|     return math.pi * r ** 2\n```\n"
+                                            "```python\ndef area(r):\n    if r < 0:\n        raise ValueError(r)\n"
                                             "    return math.pi * r ** 2\n```")
     one = SOURCE.replace("r * r", "r ** 2")
-    assert (texts, why) == ([one], "")  # its line number dropped; the definition sent back changed is the same version
+    assert (texts, why) == ([one], "")  # its comment and line number dropped; the definition sent back is the same
     nested = Target("geo.py", 7, 7, 4, 8)
     assert candidates(nested, SOURCE, "raise TypeError(r)") == (  # no fence, no indentation
         [SOURCE.replace("        raise ValueError(r)", "        raise TypeError(r)")], "")
