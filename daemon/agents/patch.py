@@ -110,8 +110,8 @@ def candidates(target: Target, original: str, reply: str) -> tuple[list[str], st
     blocks = [m.group(2) for m in _FENCE.finditer(reply)] or ([reply] if "```" not in reply else [])
     texts: list[str] = []
     problems: list[str] = []
-    for block in blocks[:VERSIONS]:
-        text, problem = _version(target, original, block)
+    for part in [part for block in blocks for part in _parts(block)][:2 * VERSIONS]:
+        text, problem = _version(target, original, part)
         if text is None:
             problems.append(problem)
         elif text not in texts:
@@ -119,6 +119,19 @@ def candidates(target: Target, original: str, reply: str) -> tuple[list[str], st
     if not blocks:
         problems.append("Your reply holds no ```python block.")
     return texts, " ".join(dict.fromkeys(problems))
+
+
+def _parts(block: str) -> list[str]:
+    """A block, then, when comment lines split it in several pieces of code, each piece: the 1.5B often sends
+    its versions in one block ("# Version 1: ...", "# Version 2: ...")."""
+    pieces: list[list[str]] = [[]]
+    for line in block.splitlines():
+        if line.lstrip().startswith("#"):
+            pieces.append([])
+        elif line.strip():
+            pieces[-1].append(line)
+    code = ["\n".join(piece) for piece in pieces if piece]
+    return [block, *code] if len(code) > 1 else [block]
 
 
 def _version(target: Target, original: str, block: str) -> tuple[str | None, str]:

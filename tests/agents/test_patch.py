@@ -88,6 +88,12 @@ def test_each_version_is_put_in_place_of_the_changed_lines_or_of_the_shown_ones_
         [SOURCE.replace("        raise ValueError(r)", "        raise TypeError(r)")], "")
 
 
+def test_versions_sent_in_one_block_between_comments_are_each_tried():
+    texts, _ = candidates(TARGET, SOURCE, "```python\n# Version 1\n    return math.pi * r ** 2\n\n"
+                                          "# Version 2\n    return math.pi * r * 2\n```")
+    assert texts[1:] == [SOURCE.replace("r * r", "r ** 2"), SOURCE.replace("r * r", "r * 2")]  # after the whole block
+
+
 def test_versions_that_cannot_be_tried_say_why_and_the_others_are_kept():
     texts, why = candidates(TARGET, SOURCE, "```python\n    return math.pi * r * r\n```\n"
                                             "```python\n    return (r\n```\n```python\n    return r\n```")
