@@ -9,6 +9,7 @@ the team's phases do (:func:`daemon.workspace.excerpts.merge_excerpt`).
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
@@ -32,7 +33,7 @@ BARE_PART_TOKENS = 1800
 BARE_PART_FIX_PROMPT = """The tests of my repository fail:
 
 {failures}
-
+{changed}
 {target}
 
 Fix {file} so that the tests pass.
@@ -41,7 +42,7 @@ Fix {file} so that the tests pass.
 BARE_FIX_PROMPT = """The tests of my repository fail:
 
 {failures}
-
+{changed}
 {file}:
 ```python
 {text}```
@@ -53,22 +54,37 @@ async def bare_fix(ctx: Context, root: Path, file: str, text: str, mutated: dict
                    part_only: bool) -> tuple[JobRun, dict[str, str] | None, str]:
     """One plain call that fixes ``file`` (whose mutated text is ``text``) from the failing tests'
     output: the call, the repository's files as it leaves them (None: nothing to test) and why not.
-    ``part_only`` (a save): a file too large to send whole is sent as the definitions the failures name."""
+    ``part_only`` (a save): a file too large to send whole is sent as the definitions the failures name.
+    The lines changed since the last commit are named, as a user would say, and as ``troupe test`` finds."""
+    changed = await asyncio.to_thread(changed_since_commit, root, file)
     part = bare_part(file, text, failures) if part_only else ""
     if part:  # too large to send whole: the definitions the failures name, edited in place
         from daemon.workspace.edits import EDIT_FORMAT_HELP
 
-        prompt = BARE_PART_FIX_PROMPT.format(failures=failures, target=part, file=file,
+        prompt = BARE_PART_FIX_PROMPT.format(failures=failures, target=part, file=file, changed=changed,
                                              edit_format=EDIT_FORMAT_HELP.strip())
         run = await ctx.complete(root, prompt, max_tokens=BARE_REVIEW_MAX_TOKENS * 2)
         after, note = edited(mutated, file, run.answer)
         return run, after, note
-    prompt = BARE_FIX_PROMPT.format(failures=failures, file=file, text=text)
+    prompt = BARE_FIX_PROMPT.format(failures=failures, file=file, text=text, changed=changed)
     run = await ctx.complete(root, prompt, max_tokens=_whole_file_tokens(text))
     corrected = parse_file_reply(run.answer)
     if corrected is None or corrected == text:
         return run, None, "no corrected file in the reply" if corrected is None else "the file came back unchanged"
     return run, {**mutated, file: corrected}, ""
+
+
+def changed_since_commit(root: Path, file: str) -> str:
+    """"They passed on my last commit; since then I changed line N of FILE." and a blank line ("" when git
+    shows no such change)."""
+    from daemon.agents.workbench import spans_text
+    from daemon.review.gitdiff import changed_lines
+    from daemon.workspace.related import uncommitted_diff
+
+    spans = changed_lines(uncommitted_diff(root)).get(file)
+    if not spans:
+        return ""
+    return f"\nThey passed on my last commit; since then I changed {file} at line(s) {spans_text(spans)}.\n"
 
 
 def bare_save_review_prompt(file: str, text: str, diff: str) -> str:

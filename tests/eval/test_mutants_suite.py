@@ -142,8 +142,8 @@ async def test_tests_names_the_command_that_judges_the_mutants_and_the_team_runs
 
 def fake_model(caught: Item, missed: Item):
     """The fake reviewer points at the first mutant's line and at a line 5 or more lines away from the
-    second's, and at line 13 of the clean file (a false positive); the fixer puts the first one's line
-    back and returns the second one's file unchanged."""
+    second's, and at line 13 of the clean file (a false positive); the fixer (and the team's patch phase)
+    puts the first one's line back and returns the second one's file unchanged."""
     def numbered_line(prompt: str, line: int) -> str:
         match = re.search(rf"^\s*{line}\| (.*)$", prompt, re.MULTILINE)
         return match.group(1) if match else ""
@@ -158,6 +158,8 @@ def fake_model(caught: Item, missed: Item):
             line = 13 if mutant is None else mutant.data["line"]
             line = away(prompt, line) if mutant is missed else line
             return f"LINE: {line}\nBUG: this is wrong\nFIX: {numbered_line(prompt, line).strip()}  # fixed"
+        if "versions of the new line" in prompt:  # the team's patch phase: its line put back, or no code
+            return f"```python\n{caught.data['original']}\n```" if mutant is caught else "I do not know."
         if "tests pass" in prompt:  # the team's fix phase and the bare fix
             assert mutant is not None, prompt
             text = OPS if mutant is caught else mutant.data["text"]
@@ -266,6 +268,8 @@ async def test_on_save_the_mutant_is_a_save_reviewed_with_its_diff_on_both_rows(
     assert sum(item.data["mutated"] in p for p in reviews) == 1  # the save, and the same lines unchanged
     bare = [last_user(r.body) for r in llm.requests if "Find the bugs in this change" in last_user(r.body)]
     assert len(bare) == 2 and f"+{item.data['mutated']}" in bare[0] and f"+{item.data['original']}" in bare[1]
+    [fix] = [last_user(r.body) for r in llm.requests if last_user(r.body).startswith("The tests of my repository")]
+    assert f"since then I changed calc/ops.py at line(s) {item.data['line']}." in fix  # what troupe test finds too
 
 
 def test_a_bare_fix_of_a_large_file_may_send_the_definition_back_whole() -> None:
