@@ -16,6 +16,7 @@ not a revert.
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ MAX_WINDOW = 60
 FAILURE_CHARS = 1500  # what a try's failing tests say, sent back with the next try
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})[^\n]*\n(.*?)^\s*\1\s*$", re.DOTALL | re.MULTILINE)
 _NUMBERED = re.compile(r"^\s*\d+\| ?")
+_FENCES = re.compile(r"^\s*```", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -105,9 +107,9 @@ def _ask(which: str, kind: str) -> str:
 def candidates(target: Target, original: str, reply: str) -> tuple[list[str], str]:
     """The file with each version the reply holds (its fenced blocks, or the reply itself) in place of the
     target's lines, in the reply's order, and what to tell the model of those that cannot be tried."""
-    if getattr(reply, "cut_at_cap", False):
-        reply = reply[:reply.rfind("```")]  # its last block may be cut: the whole ones before it are kept
     blocks = [m.group(2) for m in _FENCE.finditer(reply)] or ([reply] if "```" not in reply else [])
+    if getattr(reply, "cut_at_cap", False) and len(_FENCES.findall(reply)) % 2:  # it stopped inside a block:
+        blocks.append(reply[reply.rfind("```"):].partition("\n")[2].rsplit("\n", 1)[0])  # less its cut last line
     texts: list[str] = []
     problems: list[str] = []
     for part in [part for block in blocks for part in _parts(block)][:2 * VERSIONS]:
@@ -157,17 +159,21 @@ def _version(target: Target, original: str, block: str) -> tuple[str | None, str
 
 
 def _replaced(target: Target, lines: list[str], new: list[str]) -> tuple[int, int]:
-    """The lines a reply replaces: the target's, or more of the shown ones when the reply starts as one
-    of them and ends as a later one, or runs as many lines (the definition sent back, changed)."""
-    if len(new) > target.end - target.start + 1:
-        head, tail = new[0].strip(), new[-1].strip()
-        starts = [n for n in range(target.first, target.start + 1) if lines[n - 1].strip() == head]
-        ends = [n for n in range(target.end, target.last + 1) if lines[n - 1].strip() == tail]
-        if starts and ends:
-            return starts[-1], ends[0]
-        if starts and target.end <= starts[-1] + len(new) - 1 <= target.last:
-            return starts[-1], starts[-1] + len(new) - 1
-    return target.start, target.end
+    """The lines a version replaces: the target's, or, when it is longer and at least half its lines are shown
+    lines in their order (the definition, or a part of it, sent back with a change somewhere), the shown lines it
+    runs over: the tests decide whatever it changed."""
+    if len(new) <= target.end - target.start + 1:
+        return target.start, target.end
+    first = max(1, min(target.first, target.start - len(new)))  # what it may run over: the shown lines and on
+    window = [line.strip() for line in lines[first - 1:target.end + len(new)]]
+    matcher = difflib.SequenceMatcher(None, window, [line.strip() for line in new], autojunk=False)
+    blocks = [block for block in matcher.get_matching_blocks() if block.size]
+    if 2 * sum(block.size for block in blocks if block.size > 1 or window[block.a]) < len(new):
+        return target.start, target.end
+    head, tail = blocks[0], blocks[-1]
+    start = max(0, head.a - head.b)
+    end = min(len(window), tail.a + tail.size + (len(new) - tail.b - tail.size))
+    return first + start, first + max(end, start + 1) - 1
 
 
 def _indent(line: str) -> int:

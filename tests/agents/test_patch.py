@@ -88,6 +88,16 @@ def test_each_version_is_put_in_place_of_the_changed_lines_or_of_the_shown_ones_
         [SOURCE.replace("        raise ValueError(r)", "        raise TypeError(r)")], "")
 
 
+def test_a_definition_sent_back_with_a_change_is_put_over_the_lines_it_runs_over_even_when_cut():
+    from daemon.agents.accounting import Reply
+
+    echo = ("```python\n   6|     if r < 0:\n   7|         raise ValueError(r)\n   8|     return math.pi * r ** 2\n"
+            "\n\nLIMIT = 3\n```")  # numbered, from line 6, on past the definition
+    assert candidates(TARGET, SOURCE, echo)[0] == [SOURCE.replace("r * r", "r ** 2")]
+    cut = Reply("```python\ndef area(r):\n    if r <= 0:\n        raise Value", "length", 20)
+    assert candidates(TARGET, SOURCE, cut)[0] == [SOURCE.replace("r < 0", "r <= 0")]  # its cut last line left out
+
+
 def test_versions_sent_in_one_block_between_comments_are_each_tried():
     texts, _ = candidates(TARGET, SOURCE, "```python\n# Version 1\n    return math.pi * r ** 2\n\n"
                                           "# Version 2\n    return math.pi * r * 2\n```")
