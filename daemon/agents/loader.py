@@ -28,6 +28,7 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
     phase = "test_fix"
     produces = "code"
     new_files = false           # its edits may change existing files only (default: true)
+    edit_tests = false          # its edits may not change test files (default: true)
     ...
 
     [[steps]]
@@ -101,7 +102,7 @@ ROLES_FILE = "roles.toml"
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PHASE_KEYS = {"phase", "instructor", "assistant", "template", "produces", "max_turns", "marker", "reflect",
-               "max_questions", "ask_human", "file", "max_retries", "max_tokens", "new_files",
+               "max_questions", "ask_human", "file", "max_retries", "max_tokens", "new_files", "edit_tests",
                "resend_unchanged", "skip_if_empty", "skip_if_findings", "skip_if_excerpted", "severities", "continues",
                "temperature"}
 _LOOP_KEYS = {"loop", "until", "max_cycles", "stop_word", "phases", "without_tests", "skip_cycle_when"}
@@ -248,6 +249,7 @@ def _phase(f: _File, body: JsonObject, where: list[str | int], *, review_fix: bo
         max_retries=_positive(f, body, "max_retries", where, 2, minimum=0),
         max_tokens=_positive(f, body, "max_tokens", where, DEFAULT_MAX_TOKENS[Produces(produces)], minimum=16),
         new_files=f.expect(body, "new_files", bool, where, True),
+        edit_tests=f.expect(body, "edit_tests", bool, where, True),
         # a fix that keeps the code answers the comment too; the loop's "unchanged" rule then ends it
         resend_unchanged=f.expect(body, "resend_unchanged", bool, where, not review_fix),
         skip_if_empty=f.expect(body, "skip_if_empty", str, where, None, allowed=set(TEMPLATE_FIELDS)),

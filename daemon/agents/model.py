@@ -139,6 +139,7 @@ class Phase:
     max_retries: int = 2  # replies of the wrong shape are sent back this many times, with the reason
     max_tokens: int | None = None  # the cap of each model call; None: DEFAULT_MAX_TOKENS[produces]
     new_files: bool = True  # code phases: whether the edits may create files (False: existing files only)
+    edit_tests: bool = True  # code phases: whether the edits may change test files (False: the code only)
     # code phases: a reply that changes nothing is sent back with the failing docstring examples (max_retries
     # times); with none failing a resend would say nothing new, so the code is kept as it was
     resend_unchanged: bool = True

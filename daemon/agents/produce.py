@@ -58,6 +58,7 @@ from daemon.workspace.edits import (
     parse_edits,
 )
 from daemon.workspace.paths import PathOutsideWorkspace, confine
+from daemon.workspace.repomap import is_test_file
 from daemon.workspace.reports import TestReport
 from daemon.workspace.scratch import NotEditable
 
@@ -152,6 +153,9 @@ class Producer:
                 self.confine_to_user_tree([e.path for e in edits])
                 if not phase.new_files:
                     self.refuse_new_files([e.path for e in edits if e.kind != "delete"])
+                if not phase.edit_tests and (tests := [e.path for e in edits if is_test_file(e.path)]):
+                    raise EditApplyError(f"{', '.join(dict.fromkeys(tests))} is a test file, and this step fixes the "
+                                         "code so that the tests pass, not the tests. Change the code.")
                 changed = apply_edits(scratch, edits)
                 if changed or attempt == phase.max_retries or not resend:
                     break

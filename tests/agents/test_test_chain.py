@@ -173,3 +173,18 @@ async def test_tests_that_fail_on_the_last_commit_too_point_nowhere(fake_llm, ma
     assert "on the last commit" not in fake_llm.prompts_containing("For each failure, say")[0].last_user
     [since] = [e.data for e in recorder.of(EventKind.TOOL_RUN) if e.data.tool == "since_commit"]
     assert since.ok and since.summary == "the failing tests fail on the last commit too"
+
+
+async def test_the_fix_may_not_change_the_tests_to_make_them_pass(fake_llm, make_runner, tmp_path):
+    repo = write_tree(tmp_path / "repo", REPO)
+    fake_llm.add_rule("The discount is applied wrongly.", user="For each failure, say")
+    fake_llm.add_rule("tests/test_cart.py\n```python\n<<<<<<< SEARCH\n    assert total([2, 3]) == 5\n=======\n"
+                      "    assert total([2, 3]) == 0\n>>>>>>> REPLACE\n```", user="Fix the code so the tests pass.")
+    fake_llm.add_rule(FIX, user="is a test file, and this step fixes the code")
+
+    outcome = await make_runner().run(JobSpec(chain="test", task="run the tests", workspace=repo))
+
+    assert outcome.status == "succeeded", outcome.error
+    assert outcome.change is not None and outcome.change.files == ["shop/cart.py"]  # the code, never the test
+    assert fake_llm.prompts_containing("tests/test_cart.py is a test file, and this step fixes the code so that the "
+                                       "tests pass, not the tests. Change the code.")
