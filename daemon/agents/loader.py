@@ -29,6 +29,7 @@ A chain file looks like this (``daemon/agents/chains/*.toml`` are complete examp
     produces = "code"
     new_files = false           # its edits may change existing files only (default: true)
     edit_tests = false          # its edits may not change test files (default: true)
+    temperature = 0.7           # its assistant's sampling temperature (default: the configured one)
     ...
 
     [[steps]]
