@@ -191,10 +191,7 @@ def _indented(new: list[str], indent: int) -> list[str]:
 
 
 def _failures(report: TestReport | None) -> str:
-    if report is None:
-        return "(no test ran)"
-    text = str(report.summary())
-    return text if len(text) <= FAILURE_CHARS else text[:FAILURE_CHARS] + "\n(... output cut)"
+    return "(no test ran)" if report is None else report.summary(max_failures=2, max_chars=FAILURE_CHARS)
 
 
 async def patch_lines(bench: Workbench, phase: Phase, dialogue: Dialogue, reply: str) -> tuple[list[str], str]:
